@@ -1,0 +1,36 @@
+# Two commands a new user needs: `make serve` and `make test`. Both set up .venv first.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 3000
+
+.PHONY: setup serve test unit lint typecheck template walkthrough clean
+
+setup:
+	@scripts/bootstrap.sh
+
+serve: setup
+	PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+
+test: setup lint typecheck
+	$(PY) -m pytest -q
+
+unit: setup
+	$(PY) -m pytest -q tests/unit
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: setup
+	$(VENV)/bin/mypy
+
+template: setup
+	$(VENV)/bin/sam validate --lint
+	$(VENV)/bin/cfn-lint template.yaml
+
+walkthrough: setup
+	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
+
+clean:
+	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,33 @@
+"""ApiFunction: API Gateway → Mangum → the Starlette app serving /mcp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mangum import Mangum
+
+from taskgate import wiring
+from taskgate.http_app import create_app
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+_settings = wiring.settings()
+# Built during init, which Lambda runs before the first request is timed.
+wiring.mcp_server()
+app = create_app(
+    wiring.mcp_server,
+    anonymous_owner=_settings.anonymous_owner,
+    max_body_bytes=_settings.max_body_bytes,
+)
+_mangum = Mangum(app, lifespan="off", api_gateway_base_path="/")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(raise_on_empty_metrics=False)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return _mangum(event, context)  # type: ignore[arg-type]

@@ -1,0 +1,30 @@
+"""WorkerFunction: runs one step of a task's tool for the state machine's RunTool state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from taskgate import wiring
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+class WorkerEvent(BaseModel):
+    taskId: str = Field(min_length=1, max_length=80)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(raise_on_empty_metrics=False)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    task_id = WorkerEvent.model_validate(event).taskId
+    logger.append_keys(taskId=task_id)
+    outcome = wiring.run_worker_step(task_id)
+    logger.info("step finished", extra={"outcome": outcome["kind"]})
+    return outcome

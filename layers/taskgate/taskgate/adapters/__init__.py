@@ -1,0 +1,1 @@
+"""One adapter per AWS service; the only modules that import boto3."""

@@ -1,0 +1,263 @@
+"""TaskStore on DynamoDB: one item per task, every transition a conditional write.
+
+Item layout (attribute: type):
+  taskId S (hash key) · ownerId S · tool S · arguments S(JSON) · status S ·
+  statusMessage S · createdAt S(ISO 8601) · lastUpdatedAt S(ISO 8601) · ttlMs N ·
+  pollIntervalMs N · expiresAt N(epoch s, the table's TTL attribute) ·
+  inputRequests M(key -> S JSON) · inputResponses M(key -> S JSON) ·
+  taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..clock import iso_from_ms, ms_from_iso
+from ..domain.errors import TaskAlreadyExists, TransitionRejected
+from ..domain.model import Outcome, TaskRecord, TaskStatus
+
+_ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
+_IS_ACTIVE = "#status IN (:working, :input_required)"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _t(ms: int) -> dict[str, str]:
+    return {"S": iso_from_ms(ms)}
+
+
+def _expires_at_seconds(expires_at_ms: int) -> int:
+    # DynamoDB TTL wants epoch seconds; round up so the row never dies early.
+    return -(-expires_at_ms // 1000)
+
+
+def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
+    """The DynamoDB value for ``inputRequests``; the state machine writes it verbatim
+    when it parks, so the worker hands it over already encoded."""
+    return {"M": {key: _s(_dumps(req)) for key, req in requests.items()}}
+
+
+def _conditional_failed(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def record_from_item(item: dict[str, Any]) -> TaskRecord:
+    def s(name: str) -> str | None:
+        v = item.get(name)
+        return v["S"] if v else None
+
+    def n(name: str) -> int:
+        return int(item[name]["N"])
+
+    def jmap(name: str) -> dict[str, Any]:
+        v = item.get(name)
+        return {k: json.loads(x["S"]) for k, x in v["M"].items()} if v else {}
+
+    def j(name: str) -> Any:
+        raw = s(name)
+        return json.loads(raw) if raw is not None else None
+
+    outcome = s("outcome")
+    return TaskRecord(
+        task_id=item["taskId"]["S"],
+        owner=item["ownerId"]["S"],
+        tool=item["tool"]["S"],
+        arguments=j("arguments") or {},
+        status=TaskStatus(item["status"]["S"]),
+        created_at_ms=ms_from_iso(item["createdAt"]["S"]),
+        last_updated_at_ms=ms_from_iso(item["lastUpdatedAt"]["S"]),
+        ttl_ms=n("ttlMs"),
+        poll_interval_ms=n("pollIntervalMs"),
+        expires_at_ms=n("expiresAt") * 1000,
+        status_message=s("statusMessage"),
+        input_requests=jmap("inputRequests"),
+        input_responses=jmap("inputResponses"),
+        result=j("result"),
+        error=j("error"),
+        outcome=Outcome(outcome) if outcome else None,
+        task_token=s("taskToken"),
+        checkpoint=j("checkpoint"),
+    )
+
+
+class DynamoDBTaskStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._ddb = client
+        self._table = table_name
+
+    def _key(self, task_id: str) -> dict[str, Any]:
+        return {"taskId": _s(task_id)}
+
+    def _update(self, task_id: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return self._ddb.update_item(TableName=self._table, Key=self._key(task_id), **kwargs)  # type: ignore[no-any-return]
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                raise TransitionRejected(task_id) from exc
+            raise
+
+    def create(self, record: TaskRecord) -> None:
+        item: dict[str, Any] = {
+            "taskId": _s(record.task_id),
+            "ownerId": _s(record.owner),
+            "tool": _s(record.tool),
+            "arguments": _s(_dumps(record.arguments)),
+            "status": _s(record.status.value),
+            "createdAt": _t(record.created_at_ms),
+            "lastUpdatedAt": _t(record.last_updated_at_ms),
+            "ttlMs": _n(record.ttl_ms),
+            "pollIntervalMs": _n(record.poll_interval_ms),
+            "expiresAt": _n(_expires_at_seconds(record.expires_at_ms)),
+            "inputResponses": {"M": {k: _s(_dumps(v)) for k, v in record.input_responses.items()}},
+        }
+        if record.status_message:
+            item["statusMessage"] = _s(record.status_message)
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=item,
+                ConditionExpression="attribute_not_exists(taskId)",
+            )
+        except ClientError as exc:
+            if _conditional_failed(exc):
+                raise TaskAlreadyExists(record.task_id) from exc
+            raise
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
+        item = resp.get("Item")
+        return record_from_item(item) if item else None
+
+    def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
+        self._update(
+            task_id,
+            UpdateExpression="SET statusMessage = :m, lastUpdatedAt = :now",
+            ConditionExpression="#status = :working",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":m": _s(message),
+                ":now": _t(now_ms),
+                ":working": _s("working"),
+            },
+        )
+
+    def save_checkpoint(self, task_id: str, state: Any, now_ms: int) -> None:
+        self._update(
+            task_id,
+            UpdateExpression="SET checkpoint = :c, lastUpdatedAt = :now",
+            ConditionExpression=_IS_ACTIVE,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":c": _s(_dumps(state)), ":now": _t(now_ms), **_ACTIVE},
+        )
+
+    def finish(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus,
+        outcome: Outcome,
+        result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        message: str | None,
+        now_ms: int,
+    ) -> bool:
+        sets = ["#status = :status", "outcome = :outcome", "lastUpdatedAt = :now"]
+        names = {"#status": "status"}
+        values: dict[str, Any] = {
+            ":status": _s(status.value),
+            ":outcome": _s(outcome.value),
+            ":now": _t(now_ms),
+            **_ACTIVE,
+        }
+        if result is not None:
+            sets.append("#result = :result")
+            names["#result"] = "result"
+            values[":result"] = _s(_dumps(result))
+        if error is not None:
+            sets.append("#error = :error")
+            names["#error"] = "error"
+            values[":error"] = _s(_dumps(error))
+        if message is not None:
+            sets.append("statusMessage = :m")
+            values[":m"] = _s(message)
+        try:
+            self._update(
+                task_id,
+                UpdateExpression="SET " + ", ".join(sets) + " REMOVE taskToken, inputRequests",
+                ConditionExpression=_IS_ACTIVE,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except TransitionRejected:
+            return False
+        return True
+
+    def answer_inputs(
+        self,
+        task_id: str,
+        responses: dict[str, Any],
+        *,
+        resume: bool,
+        task_token: str,
+        now_ms: int,
+    ) -> None:
+        names: dict[str, str] = {"#status": "status"}
+        values: dict[str, Any] = {
+            ":input_required": _s("input_required"),
+            ":token": _s(task_token),
+            ":now": _t(now_ms),
+        }
+        sets = ["lastUpdatedAt = :now"]
+        removes: list[str] = []
+        conditions = ["#status = :input_required", "taskToken = :token"]
+        for i, (key, answer) in enumerate(responses.items()):
+            names[f"#k{i}"] = key
+            values[f":v{i}"] = _s(_dumps(answer))
+            sets.append(f"inputResponses.#k{i} = :v{i}")
+            conditions.append(f"attribute_exists(inputRequests.#k{i})")
+            if not resume:
+                removes.append(f"inputRequests.#k{i}")
+        if resume:
+            sets.append("#status = :working")
+            values[":working"] = _s("working")
+            removes += ["taskToken", "inputRequests"]
+        expression = "SET " + ", ".join(sets)
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        self._update(
+            task_id,
+            UpdateExpression=expression,
+            ConditionExpression=" AND ".join(conditions),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+
+    def cancel(self, task_id: str, message: str, now_ms: int) -> TaskRecord:
+        resp = self._update(
+            task_id,
+            UpdateExpression="SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now "
+            "REMOVE taskToken, inputRequests",
+            ConditionExpression=_IS_ACTIVE,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":cancelled": _s("cancelled"),
+                ":m": _s(message),
+                ":now": _t(now_ms),
+                **_ACTIVE,
+            },
+            ReturnValues="ALL_NEW",
+        )
+        return record_from_item(resp["Attributes"])

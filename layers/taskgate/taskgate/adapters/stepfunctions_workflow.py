@@ -1,0 +1,58 @@
+"""Workflow on Step Functions: one Standard execution per task, named after it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+# Errors that mean "that execution or callback is no longer waiting".
+_GONE = {"TaskDoesNotExist", "TaskTimedOut", "InvalidToken", "ExecutionDoesNotExist"}
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+class StepFunctionsWorkflow:
+    def __init__(self, client: Any, state_machine_arn: str) -> None:
+        self._sfn = client
+        self._state_machine_arn = state_machine_arn
+        # Execution ARNs follow from the machine ARN and the name, which saves
+        # storing one per task.
+        self._execution_prefix = state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+
+    def execution_arn(self, task_id: str) -> str:
+        return f"{self._execution_prefix}:{task_id}"
+
+    def start(self, task_id: str, input_wait_seconds: int) -> None:
+        try:
+            self._sfn.start_execution(
+                stateMachineArn=self._state_machine_arn,
+                name=task_id,
+                input=json.dumps({"taskId": task_id, "inputWaitSeconds": max(1, input_wait_seconds)}),
+            )
+        except ClientError as exc:
+            # Same name and input while running is idempotent in Step Functions;
+            # anything else is a real failure for the caller to handle.
+            if _code(exc) != "ExecutionAlreadyExists":
+                raise
+
+    def resume(self, task_token: str) -> bool:
+        try:
+            self._sfn.send_task_success(taskToken=task_token, output="{}")
+        except ClientError as exc:
+            if _code(exc) in _GONE:
+                return False
+            raise
+        return True
+
+    def stop(self, task_id: str, reason: str) -> None:
+        try:
+            self._sfn.stop_execution(
+                executionArn=self.execution_arn(task_id), error="Cancelled", cause=reason
+            )
+        except ClientError as exc:
+            if _code(exc) not in _GONE:
+                raise

@@ -1,0 +1,38 @@
+"""Settings read once from the environment (the template's Parameters land here)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    table_name: str
+    state_machine_arn: str
+    default_ttl_ms: int
+    max_ttl_ms: int
+    poll_interval_ms: int
+    anonymous_owner: str
+    tool_modules: tuple[str, ...]
+    max_body_bytes: int
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        return cls(
+            table_name=os.environ.get("TASK_TABLE", "taskgate-tasks"),
+            state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),
+            default_ttl_ms=_int("DEFAULT_TTL_MS", 3_600_000),
+            max_ttl_ms=_int("MAX_TTL_MS", 86_400_000),
+            poll_interval_ms=_int("POLL_INTERVAL_MS", 1_000),
+            anonymous_owner=os.environ.get("ANONYMOUS_OWNER", "anonymous"),
+            tool_modules=tuple(
+                m.strip() for m in os.environ.get("TOOL_MODULES", "taskgate_tools").split(",") if m.strip()
+            ),
+            max_body_bytes=_int("MAX_BODY_BYTES", 1_048_576),
+        )

@@ -1,0 +1,62 @@
+"""The task as the domain sees it: one record, whichever protocol era created it."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class TaskStatus(enum.StrEnum):
+    WORKING = "working"
+    INPUT_REQUIRED = "input_required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+ACTIVE = frozenset({TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED})
+
+
+class Outcome(enum.StrEnum):
+    """How the work ended, stored once and mapped per era.
+
+    The 2026-07-28 extension reports a tool result with ``isError: true`` as
+    ``completed``; 2025-11-25 reports it as ``failed``. Keeping the outcome apart
+    from the status lets each wire layer map it without rewriting the row.
+    """
+
+    SUCCESS = "success"
+    TOOL_ERROR = "tool_error"
+    PROTOCOL_ERROR = "protocol_error"
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    task_id: str
+    owner: str
+    tool: str
+    arguments: dict[str, Any]
+    status: TaskStatus
+    created_at_ms: int
+    last_updated_at_ms: int
+    ttl_ms: int
+    poll_interval_ms: int
+    expires_at_ms: int
+    status_message: str | None = None
+    input_requests: dict[str, Any] = field(default_factory=dict)
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    outcome: Outcome | None = None
+    execution_arn: str | None = None
+    task_token: str | None = None
+    checkpoint: Any = None
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_at_ms <= now_ms

@@ -1,0 +1,74 @@
+"""What the domain needs from the outside world, as protocols.
+
+The DynamoDB and Step Functions adapters implement these; tests may use the
+real adapters against moto or hand-written fakes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .model import Outcome, TaskRecord, TaskStatus
+
+
+class TaskStore(Protocol):
+    def create(self, record: TaskRecord) -> None:
+        """Durably create the row; raise TaskAlreadyExists if the id is taken."""
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        """Strongly consistent read; None when there is no row."""
+
+    def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
+        """Set statusMessage while working; raise TransitionRejected otherwise."""
+
+    def save_checkpoint(self, task_id: str, state: Any, now_ms: int) -> None:
+        """Persist a tool checkpoint while active; raise TransitionRejected otherwise."""
+
+    def finish(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus,
+        outcome: Outcome,
+        result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        message: str | None,
+        now_ms: int,
+    ) -> bool:
+        """Move an active task to a terminal status; False if it was already terminal."""
+
+    def answer_inputs(
+        self,
+        task_id: str,
+        responses: dict[str, Any],
+        *,
+        resume: bool,
+        task_token: str,
+        now_ms: int,
+    ) -> None:
+        """Record answers to outstanding input requests, and flip back to working when
+        ``resume``. Raise TransitionRejected if the task is no longer parked on
+        ``task_token`` or an answered key is no longer outstanding."""
+
+    def cancel(self, task_id: str, message: str, now_ms: int) -> TaskRecord:
+        """Move an active task to cancelled and return it as it now is.
+        Raise TransitionRejected if it was not active."""
+
+
+class Workflow(Protocol):
+    def start(self, task_id: str, input_wait_seconds: int) -> None:
+        """Start the durable execution for a task; idempotent per task id.
+
+        ``input_wait_seconds`` bounds how long the execution may stay parked for
+        input: past the task's TTL nobody can answer it any more."""
+
+    def resume(self, task_token: str) -> bool:
+        """Resume an execution parked for input; False if the token is no longer valid."""
+
+    def stop(self, task_id: str, reason: str) -> None:
+        """Stop the execution; a stopped or finished execution is not an error."""
+
+
+class Clock(Protocol):
+    def __call__(self) -> int:
+        """Milliseconds since the epoch."""

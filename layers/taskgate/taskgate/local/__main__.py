@@ -1,0 +1,36 @@
+"""``python -m taskgate.local``: serve /mcp on 127.0.0.1 backed by the embedded runtime.
+
+Set ``TASKGATE_BACKEND=aws`` to skip moto and use whatever AWS the environment
+points at (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``, ``TASK_TABLE``, ``STATE_MACHINE_ARN``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import uvicorn
+
+from .. import wiring
+from ..http_app import create_app
+from .runtime import EmbeddedAws
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
+        EmbeddedAws().start()
+    settings = wiring.settings()
+    app = create_app(
+        wiring.mcp_server,
+        anonymous_owner=settings.anonymous_owner,
+        max_body_bytes=settings.max_body_bytes,
+    )
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "3000"))
+    print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

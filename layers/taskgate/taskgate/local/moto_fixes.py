@@ -1,0 +1,80 @@
+"""Where moto 5.2 differs from AWS in ways that matter to taskgate, made to behave like AWS.
+
+Each fix is scoped to the embedded runtime and tests; product code talks to
+moto exactly as it talks to AWS.
+
+1. ``start_execution`` deep-copies the state machine including its past
+   executions, whose worker threads hold locks: the second execution of a
+   machine fails with "cannot pickle '_thread.RLock'". We copy it without them.
+2. ``stop_execution`` on an execution parked on a task token leaves it RUNNING
+   (the callback keeps waiting). AWS stops it at once; we wake the callback.
+   On an execution that already ended, moto raises; AWS does not, nor do we.
+3. Lambda invocation needs a Docker engine. We run the real worker handler
+   in-process instead, through the one method every invocation passes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+_applied = False
+_invoke: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+logger = logging.getLogger(__name__)
+
+
+def _deepcopy_without_executions(self: Any, memo: dict[int, Any]) -> Any:
+    cls = self.__class__
+    clone = cls.__new__(cls)
+    memo[id(self)] = clone
+    for key, value in self.__dict__.items():
+        setattr(clone, key, [] if key == "executions" else copy.deepcopy(value, memo))
+    return clone
+
+
+def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Patch moto once per process; ``invoke(event)`` runs the worker and returns its result."""
+    global _applied, _invoke
+    _invoke = invoke
+    if _applied:
+        return
+    from moto.awslambda.models import LambdaFunction
+    from moto.stepfunctions.models import StateMachineInstance
+    from moto.stepfunctions.parser.backend.execution import Execution
+
+    StateMachineInstance.__deepcopy__ = _deepcopy_without_executions  # type: ignore[attr-defined]
+
+    original_stop = Execution.stop
+
+    def stop(self: Any, stop_date: Any, error: str | None, cause: str | None) -> None:
+        worker = getattr(self, "exec_worker", None)
+        env = getattr(worker, "env", None)
+        if env is None:
+            # Already finished: AWS answers a stop of an ended execution quietly;
+            # moto 5.2 raises AttributeError.
+            return
+        original_stop(self, stop_date, error, cause)
+        pool = getattr(env, "callback_pool_manager", None)
+        for endpoint in list(getattr(pool, "_pool", {}).values()):
+            endpoint.interrupt_all()
+
+    Execution.stop = stop  # type: ignore[method-assign]
+
+    def invoke_in_process(self: Any, event: Any = None) -> tuple[str, bool, str]:
+        payload = json.loads(event) if isinstance(event, (str, bytes)) else (event or {})
+        try:
+            if _invoke is None:
+                raise RuntimeError("moto_fixes.apply() was not called")
+            return json.dumps(_invoke(payload)), False, ""
+        except Exception as exc:
+            logger.exception("worker invocation failed")
+            # Shaped like Lambda's own error payload, so Catch/Retry see what AWS would send.
+            body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+            return json.dumps(body), True, traceback.format_exc()
+
+    LambdaFunction._invoke_lambda = invoke_in_process  # type: ignore[method-assign]
+    _applied = True

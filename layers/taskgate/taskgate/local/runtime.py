@@ -1,0 +1,167 @@
+"""Stand up taskgate's AWS resources inside moto, in this process.
+
+The same table shape, the same ``statemachines/task.asl.json`` (with the
+template's substitutions) and the same worker handler as a deployment; only the
+endpoints differ. ``tests/unit/test_template.py`` keeps the table in step
+with ``template.yaml``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .. import wiring
+from . import moto_fixes
+
+REGION = "us-east-1"
+TABLE_NAME = "taskgate-tasks"
+STATE_MACHINE_NAME = "taskgate-task"
+WORKER_NAME = "taskgate-worker"
+
+TABLE_DEFINITION: dict[str, Any] = {
+    "KeySchema": [{"AttributeName": "taskId", "KeyType": "HASH"}],
+    "AttributeDefinitions": [
+        {"AttributeName": "taskId", "AttributeType": "S"},
+        {"AttributeName": "ownerId", "AttributeType": "S"},
+        {"AttributeName": "createdAt", "AttributeType": "S"},
+    ],
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": "byOwner",
+            "KeySchema": [
+                {"AttributeName": "ownerId", "KeyType": "HASH"},
+                {"AttributeName": "createdAt", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        }
+    ],
+    "BillingMode": "PAY_PER_REQUEST",
+}
+TTL_ATTRIBUTE = "expiresAt"
+
+_LOCAL_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_REGION": REGION,
+    "POWERTOOLS_SERVICE_NAME": "taskgate",
+    "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+def repo_root() -> Path:
+    configured = os.environ.get("TASKGATE_ROOT")
+    if configured:
+        return Path(configured)
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "statemachines" / "task.asl.json").exists():
+            return parent
+    raise FileNotFoundError("statemachines/task.asl.json not found; set TASKGATE_ROOT")
+
+
+def _load_worker_handler(root: Path) -> ModuleType:
+    path = root / "functions" / "worker" / "worker_handler.py"
+    spec = importlib.util.spec_from_file_location("taskgate_local_worker_handler", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _LambdaContext:
+    function_name = WORKER_NAME
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER_NAME}"
+    aws_request_id = "local"
+    log_group_name = f"/aws/lambda/{WORKER_NAME}"
+    log_stream_name = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+class EmbeddedAws:
+    """moto with DynamoDB, Step Functions (executing) and the worker, in this process."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or repo_root()
+        self.table_name = TABLE_NAME
+        self.state_machine_arn = ""
+        self._mock: Any = None
+        self._worker: ModuleType | None = None
+
+    def start(self) -> EmbeddedAws:
+        from moto import mock_aws
+
+        for key, value in _LOCAL_ENV.items():
+            os.environ.setdefault(key, value)
+        # An endpoint override would send the app's calls past the in-process mock.
+        os.environ.pop("AWS_ENDPOINT_URL", None)
+        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self._mock.start()
+        moto_fixes.apply(self._invoke_worker)
+        self._create_resources()
+        os.environ["TASK_TABLE"] = self.table_name
+        os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
+        wiring.reset()
+        self._worker = _load_worker_handler(self.root)
+        return self
+
+    def stop(self) -> None:
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+        wiring.reset()
+
+    def __enter__(self) -> EmbeddedAws:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _invoke_worker(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self._worker is not None
+        return self._worker.handler(event, _LambdaContext())  # type: ignore[no-any-return]
+
+    def _create_resources(self) -> None:
+        import boto3
+
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        ddb.create_table(TableName=self.table_name, **TABLE_DEFINITION)
+        ddb.update_time_to_live(
+            TableName=self.table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+        )
+        iam = boto3.client("iam", region_name=REGION)
+        role_arn = iam.create_role(
+            RoleName="taskgate-local",
+            AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
+        )["Role"]["Arn"]
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("worker_handler.py", "# runs in-process; see moto_fixes\n")
+        worker_arn = boto3.client("lambda", region_name=REGION).create_function(
+            FunctionName=WORKER_NAME,
+            Runtime="python3.13",
+            Role=role_arn,
+            Handler="worker_handler.handler",
+            Code={"ZipFile": archive.getvalue()},
+        )["FunctionArn"]
+        definition = (self.root / "statemachines" / "task.asl.json").read_text()
+        for name, value in {"WorkerFunctionArn": worker_arn, "TaskTableName": self.table_name}.items():
+            definition = definition.replace("${" + name + "}", value)
+        self.state_machine_arn = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+            name=STATE_MACHINE_NAME, definition=definition, roleArn=role_arn, type="STANDARD"
+        )["stateMachineArn"]

@@ -1,0 +1,1 @@
+"""The wire: JSON-RPC envelopes, the two protocol eras, and method dispatch."""

@@ -1,0 +1,149 @@
+"""The tool's only door to the outside: progress, questions, cancellation, checkpoints.
+
+Asking works by replay. A tool that calls ``ask`` for an answer it does not have
+yet stops there (``InputNeeded``); the worker parks the task, and once the
+client answers, the tool runs again from the top with the answer available.
+Work done before the question should be cheap or guarded by ``checkpoint``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class ToolError(Exception):
+    """The tool ran and failed in its own terms: a result with ``isError: true``."""
+
+
+class ProtocolError(Exception):
+    """The request itself failed: a JSON-RPC error, reported as a failed task."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+
+class InputNeeded(Exception):
+    """Raised by ``ask``: these requests must be answered before the tool can go on."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(f"input needed: {', '.join(requests)}")
+        self.requests = requests
+
+
+class TaskCancelled(Exception):
+    """The task was cancelled (or ended) under the tool; stop now."""
+
+
+@dataclass(frozen=True)
+class Elicit:
+    """A form-mode elicitation: a message and a flat JSON schema of what to ask."""
+
+    message: str
+    properties: dict[str, Any]
+    required: list[str] = field(default_factory=list)
+
+    def to_request(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": "object", "properties": self.properties}
+        if self.required:
+            schema["required"] = list(self.required)
+        return {
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": self.message, "requestedSchema": schema},
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The client's reply to one ``Elicit``: ``action`` is accept, decline or cancel."""
+
+    action: str
+    content: dict[str, Any]
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+    @classmethod
+    def parse(cls, raw: Any) -> Answer:
+        if isinstance(raw, dict):
+            content = raw.get("content")
+            return cls(
+                action=str(raw.get("action", "accept")),
+                content=content if isinstance(content, dict) else {},
+            )
+        return cls(action="accept", content={"value": raw})
+
+
+class TaskControl(Protocol):
+    """How the context reaches the task's durable state (the worker provides it)."""
+
+    def progress(self, message: str) -> None: ...
+
+    def is_cancelled(self) -> bool: ...
+
+    def checkpoint(self, state: Any) -> None: ...
+
+
+class _NoTask:
+    """Control for a tool run inline (not as a task): nothing durable to report to."""
+
+    def progress(self, message: str) -> None:
+        return None
+
+    def is_cancelled(self) -> bool:
+        return False
+
+    def checkpoint(self, state: Any) -> None:
+        return None
+
+
+class ToolContext:
+    def __init__(
+        self,
+        *,
+        task_id: str | None = None,
+        answers: dict[str, Any] | None = None,
+        state: Any = None,
+        control: TaskControl | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self._answers = dict(answers or {})
+        self._control: TaskControl = control or _NoTask()
+        self.state = state
+
+    @property
+    def is_task(self) -> bool:
+        return self.task_id is not None
+
+    def progress(self, message: str) -> None:
+        """Publish a status message; raises TaskCancelled if the task has ended."""
+        self._control.progress(message)
+
+    def cancelled(self) -> bool:
+        return self._control.is_cancelled()
+
+    def checkpoint(self, state: Any) -> None:
+        """Persist ``state``; a replayed run (after a question) sees it as ``ctx.state``."""
+        self._control.checkpoint(state)
+        self.state = state
+
+    def ask(self, key: str, question: Elicit) -> Answer:
+        """Ask one question. ``key`` must be unique over the task's life."""
+        return self.ask_all({key: question})[key]
+
+    def ask_all(self, questions: dict[str, Elicit]) -> dict[str, Answer]:
+        """Ask several questions at once; all of them are pending together."""
+        missing = {k: q.to_request() for k, q in questions.items() if k not in self._answers}
+        if missing:
+            raise InputNeeded(missing)
+        return {k: Answer.parse(self._answers[k]) for k in questions}

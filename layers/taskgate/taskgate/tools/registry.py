@@ -1,0 +1,162 @@
+"""Tools are plain functions with a typed input model; this registry describes and runs them."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .context import ToolContext, ToolError
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+ToolFn = Callable[[Any, ToolContext], Any]
+PrepareFn = Callable[[Any, ToolContext], None]
+
+
+def to_call_tool_result(value: Any) -> dict[str, Any]:
+    """What a tool returns, as a CallToolResult: text, a dict result, or a model."""
+    if isinstance(value, dict) and "content" in value:
+        result = dict(value)
+        result.setdefault("isError", False)
+        return result
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}], "isError": False}
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json")
+        return {
+            "content": [{"type": "text", "text": value.model_dump_json()}],
+            "structuredContent": data,
+            "isError": False,
+        }
+    if isinstance(value, dict):
+        import json
+
+        return {
+            "content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False)}],
+            "structuredContent": value,
+            "isError": False,
+        }
+    raise TypeError(f"tool returned {type(value).__name__}; return str, dict or a model")
+
+
+def tool_error_result(exc: ToolError) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    fn: ToolFn
+    task_support: TaskSupport = "optional"
+    title: str | None = None
+    # Runs inline before a task is created; questions it asks are answered in a
+    # plain input-required round of tools/call, and the task inherits the answers.
+    prepare: PrepareFn | None = None
+    # A hand-written JSON Schema to advertise instead of the model's; the model
+    # still validates the arguments.
+    schema_override: dict[str, Any] | None = None
+
+    def input_schema(self) -> dict[str, Any]:
+        if self.schema_override is not None:
+            return self.schema_override
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        return schema
+
+    def describe(self, *, with_task_support: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+        }
+        if self.title:
+            out["title"] = self.title
+        if with_task_support:
+            out["execution"] = {"taskSupport": self.task_support}
+        return out
+
+    def parse(self, arguments: dict[str, Any]) -> BaseModel:
+        return self.input_model.model_validate(arguments)
+
+    def run(self, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        """Run to a CallToolResult; ToolError becomes ``isError: true``.
+
+        InputNeeded, TaskCancelled and ProtocolError pass through to the caller,
+        which knows whether this is a task or an inline call.
+        """
+        try:
+            return to_call_tool_result(self.fn(self.parse(arguments), ctx))
+        except ToolError as exc:
+            return tool_error_result(exc)
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def add(self, t: Tool) -> None:
+        if t.name in self._tools and self._tools[t.name].fn is not t.fn:
+            raise ValueError(f"tool {t.name!r} is registered twice")
+        self._tools[t.name] = t
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Any:
+        # Registration order: deployers list their tools the way they want them shown.
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def load(self, modules: Iterable[str]) -> ToolRegistry:
+        for module in modules:
+            importlib.import_module(module)
+        return self
+
+
+registry = ToolRegistry()
+
+
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    task_support: TaskSupport = "optional",
+    title: str | None = None,
+    prepare: PrepareFn | None = None,
+    input_schema: dict[str, Any] | None = None,
+) -> Callable[[ToolFn], ToolFn]:
+    """Register ``fn(args: Model, ctx: ToolContext)`` as an MCP tool.
+
+    The input model is the type annotation of the first parameter.
+    """
+
+    def decorate(fn: ToolFn) -> ToolFn:
+        params = list(inspect.signature(fn, eval_str=True).parameters.values())
+        model = params[0].annotation if params else None
+        if not (inspect.isclass(model) and issubclass(model, BaseModel)):
+            raise TypeError(f"{fn.__name__}: first parameter must be a pydantic model")
+        registry.add(
+            Tool(
+                name=name or fn.__name__,
+                description=description or inspect.getdoc(fn) or "",
+                input_model=model,
+                fn=fn,
+                task_support=task_support,
+                title=title,
+                prepare=prepare,
+                schema_override=input_schema,
+            )
+        )
+        return fn
+
+    return decorate

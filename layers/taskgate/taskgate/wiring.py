@@ -1,0 +1,75 @@
+"""Composition root: builds the adapters, services and app once per process.
+
+Lambda keeps module state between invocations, so clients and registries are
+made on the first use and reused; ``reset`` exists for tests and the local runtime.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .adapters import aws_clients
+from .adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
+from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
+from .clock import now_ms
+from .config import Settings
+from .domain.service import Limits, TaskService
+from .protocol.server import McpServer
+from .tools.registry import ToolRegistry, registry
+from .worker import Worker
+
+
+@functools.cache
+def settings() -> Settings:
+    return Settings.from_env()
+
+
+@functools.cache
+def tools() -> ToolRegistry:
+    return registry.load(settings().tool_modules)
+
+
+@functools.cache
+def store() -> DynamoDBTaskStore:
+    return DynamoDBTaskStore(aws_clients.client("dynamodb"), settings().table_name)
+
+
+@functools.cache
+def workflow() -> StepFunctionsWorkflow:
+    return StepFunctionsWorkflow(aws_clients.client("stepfunctions"), settings().state_machine_arn)
+
+
+@functools.cache
+def task_service() -> TaskService:
+    s = settings()
+    limits = Limits(
+        default_ttl_ms=s.default_ttl_ms, max_ttl_ms=s.max_ttl_ms, poll_interval_ms=s.poll_interval_ms
+    )
+    return TaskService(store(), workflow(), now_ms, limits)
+
+
+@functools.cache
+def mcp_server() -> McpServer:
+    return McpServer(task_service(), tools())
+
+
+@functools.cache
+def worker() -> Worker:
+    return Worker(store(), tools(), now_ms)
+
+
+def run_worker_step(task_id: str) -> dict[str, Any]:
+    """One RunTool step, in the shape the state machine reads (see task.asl.json)."""
+    outcome = worker().run_step(task_id)
+    if outcome.get("kind") == "input_required":
+        # AwaitInput writes this value straight into the row, so it goes out
+        # already in DynamoDB's attribute encoding.
+        return {"kind": "input_required", "inputRequests": input_requests_attribute(outcome["inputRequests"])}
+    return outcome
+
+
+def reset() -> None:
+    for f in (settings, tools, store, workflow, task_service, mcp_server, worker):
+        f.cache_clear()
+    aws_clients.reset()

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Create .venv with the same Python minor as the Lambda runtime (3.13) when the
+# machine has it, and install everything the server and the tests need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  for candidate in python3.13 "$HOME/.pyenv/versions/3.13"*/bin/python3.13 /root/.pyenv/versions/3.13*/bin/python3.13 python3.12 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+stamp=.venv/.installed
+if [ -f "$stamp" ] && [ "$stamp" -nt requirements-dev.txt ] && [ "$stamp" -nt layers/taskgate/requirements.txt ]; then
+  exit 0
+fi
+PY=$(find_python) || { echo "bootstrap: need Python >= 3.12 (3.13 preferred, the Lambda runtime)" >&2; exit 1; }
+echo "bootstrap: creating .venv with $("$PY" --version) ($PY)"
+"$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -r requirements-dev.txt
+touch "$stamp"
