@@ -10,6 +10,8 @@ from mangum import Mangum
 
 from taskgate import wiring
 from taskgate.http_app import create_app
+from taskgate.observability import audit_hook
+from taskgate.protocol.server import McpServer
 
 logger = Logger()
 tracer = Tracer()
@@ -17,17 +19,17 @@ metrics = Metrics()
 
 _settings = wiring.settings()
 # Built during init, which Lambda runs before the first request is timed.
-wiring.mcp_server()
+_server = McpServer(wiring.task_service(), wiring.tools(), audit=audit_hook(logger, metrics))
 app = create_app(
-    wiring.mcp_server,
+    lambda: _server,
     anonymous_owner=_settings.anonymous_owner,
     max_body_bytes=_settings.max_body_bytes,
 )
-_mangum = Mangum(app, lifespan="off", api_gateway_base_path="/")
+_mangum = Mangum(app, lifespan="off")
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
-@metrics.log_metrics(raise_on_empty_metrics=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _mangum(event, context)  # type: ignore[arg-type]

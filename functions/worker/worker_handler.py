@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
 from taskgate import wiring
+from taskgate.observability import record_step
 
 logger = Logger()
 tracer = Tracer()
@@ -21,10 +22,10 @@ class WorkerEvent(BaseModel):
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
-@metrics.log_metrics(raise_on_empty_metrics=False)
+@metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task_id = WorkerEvent.model_validate(event).taskId
     logger.append_keys(taskId=task_id)
     outcome = wiring.run_worker_step(task_id)
-    logger.info("step finished", extra={"outcome": outcome["kind"]})
+    record_step(logger, metrics, task_id, outcome)
     return outcome

@@ -41,6 +41,9 @@ LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 SERVER_NAME = "taskgate"
 
 Reply = tuple[int, dict[str, Any] | None]
+# Told of every task event a client causes: (event, fields). The Lambda handler
+# turns these into audit log lines and metrics; tests can collect them.
+AuditHook = Callable[[str, dict[str, Any]], None]
 Handler = Callable[[Request, "CallContext"], dict[str, Any]]
 
 
@@ -65,9 +68,10 @@ def _task_id(params: dict[str, Any]) -> str:
 
 
 class McpServer:
-    def __init__(self, tasks: TaskService, tools: ToolRegistry) -> None:
+    def __init__(self, tasks: TaskService, tools: ToolRegistry, audit: AuditHook | None = None) -> None:
         self._tasks = tasks
         self._tools = tools
+        self._audit: AuditHook = audit or (lambda event, fields: None)
         self._v2026: dict[str, Handler] = {
             "server/discover": self._discover,
             "ping": lambda req, ctx: {"resultType": "complete"},
@@ -217,6 +221,7 @@ class McpServer:
                 except InputNeeded as need:
                     return {"resultType": "input_required", "inputRequests": need.requests}
             record = self._create_task(ctx.owner, found, arguments, None, answers)
+            self._audit("task_created", {"taskId": record.task_id, "owner": ctx.owner, "tool": found.name})
             return w.create_task_result(record)
         return {"resultType": "complete", **self._run_inline(found, arguments, answers)}
 
@@ -254,7 +259,7 @@ class McpServer:
         try:
             return w.detailed_task(self._tasks.get(ctx.owner, task_id))
         except TaskNotFound as exc:
-            raise RpcError(INVALID_PARAMS, f"Failed to retrieve task: {exc.reason}") from exc
+            raise self._not_found("tasks/get", ctx, exc, "Failed to retrieve task") from exc
 
     def _tasks_update_2026(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         self._require_tasks(request)
@@ -265,17 +270,27 @@ class McpServer:
         try:
             self._tasks.submit_input(ctx.owner, task_id, responses)
         except TaskNotFound as exc:
-            raise RpcError(INVALID_PARAMS, f"Failed to update task: {exc.reason}") from exc
+            raise self._not_found("tasks/update", ctx, exc, "Failed to update task") from exc
+        self._audit("input_submitted", {"taskId": task_id, "owner": ctx.owner, "keys": sorted(responses)})
         return {"resultType": "complete"}
 
     def _tasks_cancel_2026(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         self._require_tasks(request)
         task_id = _task_id(request.params)
         try:
-            self._tasks.cancel(ctx.owner, task_id)
+            record = self._tasks.cancel(ctx.owner, task_id)
         except TaskNotFound as exc:
-            raise RpcError(INVALID_PARAMS, f"Failed to cancel task: {exc.reason}") from exc
+            raise self._not_found("tasks/cancel", ctx, exc, "Failed to cancel task") from exc
+        self._audit(
+            "cancel_requested", {"taskId": task_id, "owner": ctx.owner, "status": record.status.value}
+        )
         return {"resultType": "complete"}
+
+    def _not_found(self, method: str, ctx: CallContext, exc: TaskNotFound, what: str) -> RpcError:
+        self._audit(
+            "denied", {"taskId": exc.task_id, "owner": ctx.owner, "method": method, "reason": exc.reason}
+        )
+        return RpcError(INVALID_PARAMS, f"{what}: {exc.reason}")
 
     # -- before 2026-07-28 (sessionless subset; the Tasks surface of 2025-11-25 is separate) --
 

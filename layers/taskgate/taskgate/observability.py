@@ -1,0 +1,43 @@
+"""Audit lines and metrics for task events, through Powertools.
+
+Every line carries the task ID and owner; none carries arguments or results,
+which may hold the caller's data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+METRIC_FOR_EVENT = {
+    "task_created": "TasksCreated",
+    "cancel_requested": "CancelRequested",
+    "input_submitted": "InputSubmitted",
+    "denied": "TaskAccessDenied",
+}
+METRIC_FOR_STATUS = {
+    "completed": "TasksCompleted",
+    "failed": "TasksFailed",
+    "input_required": "InputRequested",
+}
+
+
+def audit_hook(logger: Logger, metrics: Metrics) -> Callable[[str, dict[str, Any]], None]:
+    def audit(event: str, fields: dict[str, Any]) -> None:
+        logger.info(event, extra={"audit": event, **fields})
+        metric = METRIC_FOR_EVENT.get(event)
+        if metric:
+            metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+
+    return audit
+
+
+def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: dict[str, Any]) -> None:
+    status = "input_required" if outcome.get("kind") == "input_required" else outcome.get("status")
+    logger.info("step finished", extra={"audit": "step_finished", "taskId": task_id, "status": status})
+    metric = METRIC_FOR_STATUS.get(status or "")
+    # Always emit something: an empty flush is a warning and a lost data point.
+    metrics.add_metric(name=metric or "StepsWithoutChange", unit=MetricUnit.Count, value=1)

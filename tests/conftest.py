@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from taskgate import wiring
+from taskgate.http_app import create_app
+from taskgate.local.runtime import EmbeddedAws
+from tests.mcp_client import Mcp
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
+    """Fresh moto account with the table, the real state machine and the in-process worker."""
+    for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "TOOL_MODULES", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    runtime = EmbeddedAws().start()
+    yield runtime
+    runtime.stop()
+
+
+@pytest.fixture
+def http(aws: EmbeddedAws) -> Iterator[TestClient]:
+    settings = wiring.settings()
+    app = create_app(
+        wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
+    )
+    with TestClient(app) as client:
+        yield client
+
+
+@pytest.fixture
+def mcp(http: TestClient) -> Mcp:
+    def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+        resp = http.post("/mcp", content=json.dumps(body), headers=headers)
+        return resp.status_code, resp.json() if resp.content else None
+
+    return Mcp(post)
+
+
+def owner_client(owner: str) -> Mcp:
+    """A client whose requests carry ``owner`` as the authenticated caller."""
+
+    def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+        return wiring.mcp_server().handle(body, headers, owner)
+
+    return Mcp(post)
+
+
+def table_items(aws: EmbeddedAws) -> list[dict[str, Any]]:
+    import boto3
+
+    return boto3.client("dynamodb", region_name="us-east-1").scan(TableName=aws.table_name)["Items"]

@@ -1,0 +1,318 @@
+"""The engine end to end under moto: the real state machine, the worker in-process."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from taskgate import wiring
+from taskgate.clock import now_ms
+from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.local.runtime import EmbeddedAws
+from tests.conftest import table_items
+from tests.mcp_client import Mcp
+
+
+def _execution(aws: EmbeddedAws, task_id: str) -> dict[str, Any]:
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
+    return sfn.describe_execution(executionArn=arn)
+
+
+def _states_entered(aws: EmbeddedAws, task_id: str) -> list[str]:
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
+    events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
+
+
+def _wait_execution_ended(aws: EmbeddedAws, task_id: str, timeout: float = 10.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (desc := _execution(aws, task_id))["status"] == "RUNNING":
+        assert time.monotonic() < deadline, f"execution for {task_id} still running"
+        time.sleep(0.05)
+    return desc
+
+
+def test_completed_task_carries_its_result_inline(mcp: Mcp, aws: EmbeddedAws) -> None:
+    task_id = mcp.call("slow_compute", {"seconds": 0.6, "label": "job"})["taskId"]
+    seen = mcp.wait(task_id, {"working"})
+    assert seen["statusMessage"]
+    done = mcp.wait(task_id)
+    assert done["status"] == "completed"
+    assert done["result"]["content"] == [{"type": "text", "text": "job finished after 0.6 seconds"}]
+    assert done["result"]["isError"] is False
+    assert "error" not in done and "inputRequests" not in done
+    assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
+
+
+def test_tool_error_completes_with_is_error(mcp: Mcp) -> None:
+    task_id = mcp.call("failing_job")["taskId"]
+    done = mcp.wait(task_id)
+    assert done["status"] == "completed"
+    assert done["result"]["isError"] is True
+    assert "simulated tool error" in done["result"]["content"][0]["text"]
+
+
+def test_protocol_error_fails_with_the_json_rpc_error(mcp: Mcp) -> None:
+    task_id = mcp.call("protocol_error_job")["taskId"]
+    done = mcp.wait(task_id)
+    assert done["status"] == "failed"
+    assert done["error"] == {"code": -32603, "message": "Simulated protocol error during execution"}
+    assert "result" not in done
+
+
+def test_input_rounds_partial_then_full_update(mcp: Mcp, aws: EmbeddedAws) -> None:
+    task_id = mcp.call("multi_input")["taskId"]
+    parked = mcp.wait(task_id, {"input_required"})
+    assert set(parked["inputRequests"]) == {"name", "color"}
+    # While parked the execution does no work: it waits on the task token.
+    assert _execution(aws, task_id)["status"] == "RUNNING"
+
+    ack = mcp.result(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {
+                "name": {"action": "accept", "content": {"name": "Ann"}},
+                "never_asked": {"action": "accept", "content": {}},
+            },
+        },
+    )
+    assert ack == {"resultType": "complete"}
+    partial = mcp.get(task_id)
+    assert partial["status"] == "input_required"
+    assert set(partial["inputRequests"]) == {"color"}
+
+    # A retry of an answered key is ignored, not an error.
+    mcp.result(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Someone else"}}},
+        },
+    )
+    mcp.result(
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {"color": {"action": "accept", "content": {"color": "teal"}}}},
+    )
+    done = mcp.wait(task_id)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "Hello, Ann! Your favourite colour is teal."
+    assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
+
+
+def test_update_on_a_working_task_is_acknowledged_and_ignored(mcp: Mcp) -> None:
+    task_id = mcp.call("slow_compute", {"seconds": 0.3})["taskId"]
+    ack = mcp.result("tasks/update", {"taskId": task_id, "inputResponses": {"x": {"action": "accept"}}})
+    assert ack == {"resultType": "complete"}
+    assert mcp.wait(task_id)["status"] == "completed"
+
+
+def test_cancel_while_working_stops_the_tool_and_stays_cancelled(mcp: Mcp, aws: EmbeddedAws) -> None:
+    task_id = mcp.call("slow_compute", {"seconds": 60, "label": "long"})["taskId"]
+    mcp.wait(task_id, {"working"})
+    started = time.monotonic()
+    assert mcp.result("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
+    assert mcp.get(task_id)["status"] == "cancelled"
+    assert time.monotonic() - started < 2
+    # The execution ends (stopped), far sooner than the tool's 60 s.
+    assert _wait_execution_ended(aws, task_id)["status"] in {"ABORTED", "SUCCEEDED"}
+    time.sleep(0.6)  # longer than the tool's progress interval: it must have noticed and quit
+    final = mcp.get(task_id)
+    assert final["status"] == "cancelled"
+    assert "result" not in final
+    # Cancelling again, or after the end, is the same empty ack.
+    assert mcp.result("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
+
+
+def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
+    """The worker finishing after a cancel: its conditional write loses."""
+    service = wiring.task_service()
+    record = service.create(owner="o", tool="slow_compute", arguments={"seconds": 30})
+    service.cancel("o", record.task_id)
+    wrote = wiring.store().finish(
+        record.task_id,
+        status=TaskStatus.COMPLETED,
+        outcome=Outcome.SUCCESS,
+        result={"content": [{"type": "text", "text": "late"}]},
+        error=None,
+        message="late",
+        now_ms=now_ms(),
+    )
+    assert wrote is False
+    row = wiring.store().get(record.task_id)
+    assert row is not None and row.status is TaskStatus.CANCELLED and row.result is None
+
+
+def test_cancel_while_input_required_ends_the_parked_execution(mcp: Mcp, aws: EmbeddedAws) -> None:
+    task_id = mcp.call("confirm_delete", {"filename": "report.csv"})["taskId"]
+    mcp.wait(task_id, {"input_required"})
+    mcp.result("tasks/cancel", {"taskId": task_id})
+    cancelled = mcp.get(task_id)
+    assert cancelled["status"] == "cancelled"
+    assert "inputRequests" not in cancelled
+    assert _wait_execution_ended(aws, task_id)["status"] != "RUNNING"
+    # An answer arriving after the cancel changes nothing.
+    mcp.result(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {"confirm_delete": {"action": "accept", "content": {"confirm": True}}},
+        },
+    )
+    time.sleep(0.3)
+    assert mcp.get(task_id)["status"] == "cancelled"
+
+
+def test_expired_task_is_gone_before_dynamodb_deletes_it(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_id = mcp.call("slow_compute", {"seconds": 0.1})["taskId"]
+    mcp.wait(task_id)
+    row = table_items(aws)[0]
+    expires_ms = int(row["expiresAt"]["N"]) * 1000
+    # Move the service's clock past the expiry; the row is still in the table.
+    service = wiring.task_service()
+    monkeypatch.setattr(service, "_clock", lambda: expires_ms + 1)
+    body = mcp.request("tasks/get", {"taskId": task_id})
+    assert body["error"]["code"] == -32602
+    assert "expired" in body["error"]["message"]
+    assert mcp.request("tasks/cancel", {"taskId": task_id})["error"]["code"] == -32602
+    assert len(table_items(aws)) == 1
+
+
+def test_ttl_is_the_effective_one_and_the_table_attribute_is_epoch_seconds(
+    aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAX_TTL_MS", "120000")
+    wiring.reset()
+    record = wiring.task_service().create(
+        owner="o", tool="slow_compute", arguments={"seconds": 0}, requested_ttl_ms=10**9
+    )
+    assert record.ttl_ms == 120_000
+    row = table_items(aws)[0]
+    assert int(row["expiresAt"]["N"]) == -(-(record.created_at_ms + 120_000) // 1000)
+
+
+def test_a_crash_outside_the_tool_fails_the_task_with_a_reason(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker Lambda itself crashes (not the tool): the state machine's catch-all records it.
+    monkeypatch.setattr(wiring, "run_worker_step", lambda task_id: (_ for _ in ()).throw(MemoryError("boom")))
+    task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
+    done = mcp.wait(task_id)
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == -32603
+    assert "failed outside the tool" in done["statusMessage"]
+    assert _wait_execution_ended(aws, task_id)["status"] == "FAILED"
+
+
+def test_an_unexpected_tool_exception_fails_without_a_trace(
+    mcp: Mcp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(args: Any, ctx: Any) -> str:
+        raise ZeroDivisionError("secret detail")
+
+    broken = dataclasses.replace(wiring.tools().get("slow_compute"), fn=crash)  # type: ignore[type-var]
+    monkeypatch.setitem(wiring.tools()._tools, "slow_compute", broken)
+    task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
+    done = mcp.wait(task_id)
+    assert done["status"] == "failed"
+    assert done["error"] == {"code": -32603, "message": "Internal error while running the tool"}
+    assert "Traceback" not in json.dumps(done) and "secret detail" not in json.dumps(done)
+
+
+def test_a_failed_start_leaves_no_working_task(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(task_id: str, input_wait_seconds: int) -> None:
+        raise RuntimeError("StartExecution throttled")
+
+    monkeypatch.setattr(wiring.workflow(), "start", refuse)
+    body = mcp.request("tools/call", {"name": "slow_compute", "arguments": {"seconds": 1}})
+    assert body["error"]["code"] == -32603
+    rows = table_items(aws)
+    assert len(rows) == 1 and rows[0]["status"]["S"] == "failed"
+    assert "never run" in rows[0]["statusMessage"]["S"]
+
+
+def test_orders_report_runs_a_real_query_with_progress(
+    mcp: Mcp, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
+    task_id = mcp.call("orders_report", {"year": 2024, "orders": 2000})["taskId"]
+    done = mcp.wait(task_id, timeout=30)
+    assert done["status"] == "completed", done
+    report = done["result"]["structuredContent"]
+    assert len(report["months"]) == 12
+    assert report["orders"] == 2000
+    assert report["revenue"] == pytest.approx(sum(m["revenue"] for m in report["months"]))
+    assert done["statusMessage"] == "The operation completed."
+
+
+def test_archive_orders_asks_before_it_acts(mcp: Mcp, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from taskgate_tools.sample_data import ensure_orders
+
+    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
+    db = ensure_orders(2025, 1000)
+    before = (
+        sqlite3.connect(db)
+        .execute("SELECT COUNT(*) FROM orders WHERE ordered_on < '2025-04-01'")
+        .fetchone()[0]
+    )
+    task_id = mcp.call(
+        "archive_orders", {"year": 2025, "orders": 1000, "before": "2025-04-01", "batch_size": 100}
+    )["taskId"]
+    parked = mcp.wait(task_id, {"input_required"})
+    ((key, request),) = parked["inputRequests"].items()
+    assert f"Archive {before} orders" in request["params"]["message"]
+    # Nothing has moved while the question is open.
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1000
+    mcp.result(
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}},
+    )
+    done = mcp.wait(task_id, timeout=30)
+    assert done["result"]["content"][0]["text"] == f"Archived {before} orders placed before 2025-04-01."
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1000 - before
+    assert con.execute("SELECT COUNT(*) FROM orders_archive").fetchone()[0] == before
+
+
+def test_a_question_asked_after_cancel_never_parks_the_task(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taskgate.tools import Elicit
+
+    running = threading.Event()
+
+    def slow_then_ask(args: Any, ctx: Any) -> str:
+        running.set()
+        time.sleep(0.5)  # no progress call: the cancel lands while the tool cannot see it
+        ctx.ask("late_question", Elicit(message="Still there?", properties={"ok": {"type": "boolean"}}))
+        return "unreachable"
+
+    asking = dataclasses.replace(wiring.tools().get("confirm_delete"), fn=slow_then_ask)  # type: ignore[type-var]
+    monkeypatch.setitem(wiring.tools()._tools, "confirm_delete", asking)
+    # StopExecution lost or late: only the conditional writes stand between the
+    # cancel and a parked task.
+    monkeypatch.setattr(wiring.workflow(), "stop", lambda task_id, reason: None)
+    task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
+    assert running.wait(10)
+    mcp.result("tasks/cancel", {"taskId": task_id})
+    # The park write is conditional on 'working': it loses, and the execution just ends.
+    assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
+    # ...and it is recognised as a lost race, not routed through the failure path.
+    assert _states_entered(aws, task_id) == ["RunTool", "NeedsInput", "AwaitInput", "Done"]
+    row = table_items(aws)[0]
+    assert row["status"]["S"] == "cancelled"
+    assert "taskToken" not in row and "inputRequests" not in row

@@ -1,0 +1,102 @@
+"""Every events/*.json, invoked in-process against the handler `sam local invoke` would run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import time
+from types import ModuleType
+from typing import Any
+
+from taskgate import wiring
+from taskgate.local.runtime import EmbeddedAws
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+
+
+class Context:
+    function_name = "taskgate-test"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:taskgate-test"
+    aws_request_id = "test-request"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def _load(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"handler_{time.monotonic_ns()}", ROOT / path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _event(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / name).read_text())
+
+
+def _invoke_api(name: str) -> tuple[int, dict[str, Any]]:
+    response = _load("functions/api/api_handler.py").handler(_event(name), Context())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_every_event_file_is_covered() -> None:
+    names = {p.name for p in EVENTS.glob("*.json")}
+    assert names == {
+        "api_server_discover.json",
+        "api_tools_call_task.json",
+        "api_tasks_get_unknown.json",
+        "api_parse_error.json",
+        "worker_step.json",
+    }
+
+
+def test_api_server_discover(aws: EmbeddedAws) -> None:
+    status, body = _invoke_api("api_server_discover.json")
+    assert status == 200
+    assert body["result"]["capabilities"]["extensions"] == {"io.modelcontextprotocol/tasks": {}}
+
+
+def test_api_tools_call_creates_a_task_owned_by_the_jwt_subject(aws: EmbeddedAws) -> None:
+    status, body = _invoke_api("api_tools_call_task.json")
+    assert status == 200
+    task_id = body["result"]["taskId"]
+    record = wiring.store().get(task_id)
+    assert record is not None
+    assert record.owner == "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
+    # Anonymous callers cannot see it.
+    assert wiring.task_service().get(record.owner, task_id).task_id == task_id
+
+
+def test_api_tasks_get_unknown_is_32602(aws: EmbeddedAws) -> None:
+    status, body = _invoke_api("api_tasks_get_unknown.json")
+    assert status == 200
+    assert body["error"]["code"] == -32602
+    assert body["id"] == 3
+
+
+def test_api_parse_error_is_a_json_rpc_error_not_a_trace(aws: EmbeddedAws) -> None:
+    status, body = _invoke_api("api_parse_error.json")
+    assert status == 400
+    assert body == {
+        "jsonrpc": "2.0",
+        "error": {"code": -32700, "message": "Parse error: the body is not valid JSON"},
+    }
+
+
+def test_worker_step_event(aws: EmbeddedAws) -> None:
+    worker = _load("functions/worker/worker_handler.py")
+    # The sample names no existing task: the step is a no-op, not a crash.
+    assert worker.handler(_event("worker_step.json"), Context()) == {"kind": "done", "status": None}
+    # With a real task id it runs the tool to the end.
+    record = wiring.task_service().create(owner="o", tool="greet", arguments={"name": "Event"})
+    deadline = time.monotonic() + 5
+    while (row := wiring.store().get(record.task_id)) and not row.status.terminal:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert row is not None and row.result is not None
+    assert row.result["content"][0]["text"] == "Hello, Event!"

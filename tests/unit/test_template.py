@@ -1,0 +1,111 @@
+"""template.yaml is valid, lint-clean, buildable, and agrees with the code that reads it."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+from cfnlint.decode import decode
+
+from taskgate.local.runtime import TABLE_DEFINITION, TTL_ATTRIBUTE
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+
+
+def _template() -> dict:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template
+
+
+def _run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "SAM_CLI_TELEMETRY": "0"}
+    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, **kwargs)  # type: ignore[call-overload]
+
+
+def test_sam_validate_lint_is_clean() -> None:
+    done = _run(str(BIN / "sam"), "validate", "--lint")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is a valid SAM Template" in done.stdout + done.stderr
+
+
+def test_cfn_lint_is_clean() -> None:
+    done = _run(str(BIN / "cfn-lint"), "template.yaml")
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stdout + done.stderr
+
+
+def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
+    build = tmp_path / "build"
+    done = _run(str(BIN / "sam"), "build", "--no-cached", "--build-dir", str(build))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    layer = build / "TaskgateLayer" / "python"
+    assert (layer / "taskgate" / "protocol" / "server.py").exists()
+    assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
+    assert (build / "ToolsLayer" / "python" / "taskgate_tools" / "conformance.py").exists()
+    assert (build / "ApiFunction" / "api_handler.py").exists()
+    shutil.rmtree(ROOT / ".aws-sam", ignore_errors=True)
+
+
+def test_local_table_matches_the_template() -> None:
+    props = _template()["Resources"]["TaskTable"]["Properties"]
+    assert props["KeySchema"] == TABLE_DEFINITION["KeySchema"]
+    assert sorted(props["AttributeDefinitions"], key=str) == sorted(
+        TABLE_DEFINITION["AttributeDefinitions"], key=str
+    )
+    assert props["GlobalSecondaryIndexes"] == TABLE_DEFINITION["GlobalSecondaryIndexes"]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert props["SSESpecification"]["SSEEnabled"] is True
+
+
+def test_state_machine_substitutions_cover_the_definition() -> None:
+    machine = _template()["Resources"]["TaskStateMachine"]["Properties"]
+    definition = (ROOT / machine["DefinitionUri"]).read_text()
+    json.loads(definition)
+    import re
+
+    used = set(re.findall(r"\$\{(\w+)\}", definition))
+    assert used == set(machine["DefinitionSubstitutions"])
+    assert machine["Type"] == "STANDARD"
+
+
+def test_functions_use_the_handlers_and_runtime_we_test() -> None:
+    resources = _template()["Resources"]
+    globals_ = _template()["Globals"]["Function"]
+    assert globals_["Runtime"] == f"python{sys.version_info.major}.{sys.version_info.minor}"
+    assert resources["ApiFunction"]["Properties"]["Handler"] == "api_handler.handler"
+    assert resources["WorkerFunction"]["Properties"]["Handler"] == "worker_handler.handler"
+
+
+def test_no_policy_grants_every_action() -> None:
+    text = (ROOT / "template.yaml").read_text()
+    template = _template()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            action = node.get("Action")
+            actions = action if isinstance(action, list) else [action]
+            assert "*" not in actions and not any(isinstance(a, str) and a.endswith(":*") for a in actions), (
+                node
+            )
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(template["Resources"])
+    assert "Action: '*'" not in text and 'Action: "*"' not in text
+
+
+@pytest.mark.parametrize("env", ["default", "dev", "prod"])
+def test_samconfig_environments_validate(env: str) -> None:
+    done = _run(str(BIN / "sam"), "validate", "--lint", "--config-env", env)
+    assert done.returncode == 0, done.stdout + done.stderr
