@@ -9,8 +9,11 @@ from starlette.testclient import TestClient
 
 from taskgate import wiring
 from taskgate.http_app import create_app
+from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import EmbeddedAws
 from tests.mcp_client import Mcp
+
+DEV_TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 
 
 @pytest.fixture
@@ -18,6 +21,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
     """Fresh moto account with the table, the real state machine and the in-process worker."""
     for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "TOOL_MODULES", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
+    # Short streams keep the tests quick; resumption is what is under test.
+    monkeypatch.setenv("STREAM_MAX_SECONDS", "1.5")
     runtime = EmbeddedAws().start()
     yield runtime
     runtime.stop()
@@ -29,7 +34,7 @@ def http(aws: EmbeddedAws) -> Iterator[TestClient]:
     app = create_app(
         wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
     )
-    with TestClient(app) as client:
+    with TestClient(DevAuthMiddleware(app, DEV_TOKENS)) as client:
         yield client
 
 
@@ -46,7 +51,8 @@ def owner_client(owner: str) -> Mcp:
     """A client whose requests carry ``owner`` as the authenticated caller."""
 
     def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
-        return wiring.mcp_server().handle(body, headers, owner)
+        reply = wiring.mcp_server().handle(body, headers, owner)
+        return reply.status, reply.body
 
     return Mcp(post)
 

@@ -11,7 +11,6 @@ from mangum import Mangum
 from taskgate import wiring
 from taskgate.http_app import create_app
 from taskgate.observability import audit_hook
-from taskgate.protocol.server import McpServer
 
 logger = Logger()
 tracer = Tracer()
@@ -19,7 +18,7 @@ metrics = Metrics()
 
 _settings = wiring.settings()
 # Built during init, which Lambda runs before the first request is timed.
-_server = McpServer(wiring.task_service(), wiring.tools(), audit=audit_hook(logger, metrics))
+_server = wiring.build_mcp_server(audit=audit_hook(logger, metrics))
 app = create_app(
     lambda: _server,
     anonymous_owner=_settings.anonymous_owner,

@@ -57,9 +57,12 @@ def test_notifications_and_client_responses_are_accepted_without_a_body(http: Te
     assert _post(http, {"jsonrpc": "2.0", "id": 9, "result": {}}) == (202, None)
 
 
-def test_get_and_delete_are_not_served(http: TestClient) -> None:
+def test_get_without_a_stream_to_resume_and_delete_without_a_session(http: TestClient) -> None:
+    # No standalone server-push stream: GET only resumes a stream after Last-Event-ID.
     assert http.get("/mcp").status_code == 405
-    assert http.delete("/mcp").status_code == 405
+    assert http.get("/mcp", headers={"last-event-id": "nope:1"}).status_code == 404
+    assert http.delete("/mcp").status_code == 400
+    assert http.delete("/mcp", headers={"mcp-session-id": "never-issued"}).status_code == 404
 
 
 def test_oversized_body_is_refused_before_parsing(http: TestClient, aws: EmbeddedAws) -> None:

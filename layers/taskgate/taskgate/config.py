@@ -21,6 +21,7 @@ class Settings:
     anonymous_owner: str
     tool_modules: tuple[str, ...]
     max_body_bytes: int
+    stream_max_seconds: float
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -35,4 +36,6 @@ class Settings:
                 m.strip() for m in os.environ.get("TOOL_MODULES", "taskgate_tools").split(",") if m.strip()
             ),
             max_body_bytes=_int("MAX_BODY_BYTES", 1_048_576),
+            # Under API Gateway's 29 s, with room for the Lambda's own overhead.
+            stream_max_seconds=float(os.environ.get("STREAM_MAX_SECONDS") or 20),
         )

@@ -1,4 +1,4 @@
-"""The Starlette app serving POST /mcp: size and JSON checks, then the MCP server."""
+"""The Starlette app serving /mcp: size and JSON checks, then the MCP server."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .protocol.common import HttpReply
 from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, RpcError, failure
 from .protocol.server import McpServer
@@ -21,11 +22,24 @@ def _error(status: int, code: int, message: str) -> JSONResponse:
     return JSONResponse(failure(None, RpcError(code, message)), status)
 
 
+def _response(reply: HttpReply) -> Response:
+    if reply.stream is not None:
+        # A sync iterator: Starlette runs it in a worker thread, so the store polls never block the loop.
+        return StreamingResponse(reply.stream, status_code=reply.status, headers=reply.headers)
+    if reply.body is None:
+        return Response(status_code=reply.status, headers=reply.headers)
+    return JSONResponse(reply.body, reply.status, headers=reply.headers)
+
+
 def create_app(server: Callable[[], McpServer], *, anonymous_owner: str, max_body_bytes: int) -> Starlette:
+    def owner(request: Request) -> str:
+        return owner_from_event(request.scope.get("aws.event"), anonymous_owner)
+
     async def mcp(request: Request) -> Response:
-        if request.method != "POST":
-            # No server-initiated stream in this era: the client polls tasks/get.
-            return Response(status_code=405, headers={"Allow": "POST"})
+        if request.method == "GET":
+            return _response(await run_in_threadpool(server().handle_get, request.headers, owner(request)))
+        if request.method == "DELETE":
+            return _response(await run_in_threadpool(server().handle_delete, request.headers, owner(request)))
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, INVALID_REQUEST, f"Request body larger than {max_body_bytes} bytes")
@@ -33,11 +47,8 @@ def create_app(server: Callable[[], McpServer], *, anonymous_owner: str, max_bod
             message: Any = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return _error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
-        owner = owner_from_event(request.scope.get("aws.event"), anonymous_owner)
-        status, payload = await run_in_threadpool(server().handle, message, request.headers, owner)
-        if payload is None:
-            return Response(status_code=status)
-        return JSONResponse(payload, status)
+        reply = await run_in_threadpool(server().handle, message, request.headers, owner(request))
+        return _response(reply)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})

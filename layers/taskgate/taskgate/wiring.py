@@ -10,11 +10,13 @@ import functools
 from typing import Any
 
 from .adapters import aws_clients
+from .adapters.dynamodb_sessions import DynamoDBSessionStore
 from .adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
 from .domain.service import Limits, TaskService
+from .protocol.common import AuditHook
 from .protocol.server import McpServer
 from .tools.registry import ToolRegistry, registry
 from .worker import Worker
@@ -36,6 +38,11 @@ def store() -> DynamoDBTaskStore:
 
 
 @functools.cache
+def sessions() -> DynamoDBSessionStore:
+    return DynamoDBSessionStore(aws_clients.client("dynamodb"), settings().table_name, now_ms)
+
+
+@functools.cache
 def workflow() -> StepFunctionsWorkflow:
     return StepFunctionsWorkflow(aws_clients.client("stepfunctions"), settings().state_machine_arn)
 
@@ -49,9 +56,21 @@ def task_service() -> TaskService:
     return TaskService(store(), workflow(), now_ms, limits)
 
 
+def build_mcp_server(audit: AuditHook | None = None) -> McpServer:
+    s = settings()
+    return McpServer(
+        task_service(),
+        tools(),
+        sessions=sessions(),
+        anonymous_owner=s.anonymous_owner,
+        stream_budget_seconds=s.stream_max_seconds,
+        audit=audit,
+    )
+
+
 @functools.cache
 def mcp_server() -> McpServer:
-    return McpServer(task_service(), tools())
+    return build_mcp_server()
 
 
 @functools.cache
@@ -70,6 +89,6 @@ def run_worker_step(task_id: str) -> dict[str, Any]:
 
 
 def reset() -> None:
-    for f in (settings, tools, store, workflow, task_service, mcp_server, worker):
+    for f in (settings, tools, store, sessions, workflow, task_service, mcp_server, worker):
         f.cache_clear()
     aws_clients.reset()

@@ -10,6 +10,8 @@ Item layout (attribute: type):
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Any
 
@@ -48,6 +50,31 @@ def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
     """The DynamoDB value for ``inputRequests``; the state machine writes it verbatim
     when it parks, so the worker hands it over already encoded."""
     return {"M": {key: _s(_dumps(req)) for key, req in requests.items()}}
+
+
+OWNER_INDEX = "byOwner"
+
+
+def _encode_cursor(key: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(_dumps(key).encode()).decode()
+
+
+def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
+    try:
+        key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError("malformed cursor") from exc
+    expected = {"taskId", "ownerId", "createdAt"}
+    if (
+        not isinstance(key, dict)
+        or set(key) != expected
+        or not all(isinstance(v, dict) and isinstance(v.get("S"), str) and len(v) == 1 for v in key.values())
+    ):
+        raise ValueError("malformed cursor")
+    if key["ownerId"]["S"] != owner:
+        # A cursor is only good for the owner it was issued to.
+        raise ValueError("cursor belongs to another caller")
+    return key
 
 
 def _conditional_failed(exc: ClientError) -> bool:
@@ -90,6 +117,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         outcome=Outcome(outcome) if outcome else None,
         task_token=s("taskToken"),
         checkpoint=j("checkpoint"),
+        progress_token=j("progressToken"),
     )
 
 
@@ -125,6 +153,8 @@ class DynamoDBTaskStore:
         }
         if record.status_message:
             item["statusMessage"] = _s(record.status_message)
+        if record.progress_token is not None:
+            item["progressToken"] = _s(_dumps(record.progress_token))
         try:
             self._ddb.put_item(
                 TableName=self._table,
@@ -137,9 +167,42 @@ class DynamoDBTaskStore:
             raise
 
     def get(self, task_id: str) -> TaskRecord | None:
+        if not task_id or "#" in task_id:
+            # Session and stream items share the table under "kind#id" keys; no
+            # task id has a '#', so such a key can never read one as a task.
+            return None
         resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
         item = resp.get("Item")
         return record_from_item(item) if item else None
+
+    def list_for_owner(
+        self, owner: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[TaskRecord], str | None]:
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": OWNER_INDEX,
+            "KeyConditionExpression": "ownerId = :owner",
+            "ExpressionAttributeValues": {":owner": _s(owner)},
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if cursor is not None:
+            query["ExclusiveStartKey"] = _decode_cursor(cursor, owner)
+        page = self._ddb.query(**query)
+        keys = [{"taskId": item["taskId"]} for item in page.get("Items", [])]
+        records: dict[str, TaskRecord] = {}
+        # The index holds keys only (status updates would otherwise be written
+        # twice); the page's rows come from the table, strongly consistent.
+        while keys:
+            resp = self._ddb.batch_get_item(
+                RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
+            )
+            for item in resp.get("Responses", {}).get(self._table, []):
+                records[item["taskId"]["S"]] = record_from_item(item)
+            keys = resp.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+        ordered = [records[i["taskId"]["S"]] for i in page.get("Items", []) if i["taskId"]["S"] in records]
+        last = page.get("LastEvaluatedKey")
+        return ordered, _encode_cursor(last) if last else None
 
     def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
         self._update(

@@ -28,3 +28,7 @@ class TaskTerminal(TaskError):
 
 class WorkflowUnavailable(TaskError):
     """The execution engine refused or failed to start/resume the work."""
+
+
+class InvalidCursor(TaskError):
+    """A tasks/list cursor this server did not issue (or one that was tampered with)."""

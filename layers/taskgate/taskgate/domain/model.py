@@ -57,6 +57,8 @@ class TaskRecord:
     execution_arn: str | None = None
     task_token: str | None = None
     checkpoint: Any = None
+    # 2025-11-25: the tools/call request's progressToken stays valid for the task's life.
+    progress_token: str | int | None = None
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms

@@ -18,6 +18,12 @@ class TaskStore(Protocol):
     def get(self, task_id: str) -> TaskRecord | None:
         """Strongly consistent read; None when there is no row."""
 
+    def list_for_owner(
+        self, owner: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[TaskRecord], str | None]:
+        """One page of the owner's tasks, newest first, and the next page's cursor.
+        Raise ValueError for a cursor this store did not issue."""
+
     def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
 

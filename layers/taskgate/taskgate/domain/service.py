@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import TaskNotFound, TransitionRejected, WorkflowUnavailable
+from .errors import InvalidCursor, TaskNotFound, TransitionRejected, WorkflowUnavailable
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 
@@ -52,6 +52,7 @@ class TaskService:
         arguments: dict[str, Any],
         requested_ttl_ms: int | None = None,
         input_responses: dict[str, Any] | None = None,
+        progress_token: str | int | None = None,
     ) -> TaskRecord:
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
@@ -68,6 +69,7 @@ class TaskService:
             poll_interval_ms=self.limits.poll_interval_ms,
             expires_at_ms=now + ttl,
             input_responses=dict(input_responses or {}),
+            progress_token=progress_token,
         )
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)
@@ -94,6 +96,15 @@ class TaskService:
         if record.expired(self._clock()):
             raise TaskNotFound(task_id, "Task has expired")
         return record
+
+    def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, newest first; expired rows are skipped like missing ones."""
+        try:
+            records, next_cursor = self._store.list_for_owner(owner, limit=limit, cursor=cursor)
+        except ValueError as exc:
+            raise InvalidCursor(str(exc)) from exc
+        now = self._clock()
+        return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 
     def submit_input(self, owner: str, task_id: str, responses: dict[str, Any]) -> None:
         """Record answers; resume the work once every outstanding request is answered.

@@ -13,6 +13,7 @@ import uvicorn
 
 from .. import wiring
 from ..http_app import create_app
+from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
 
 
@@ -26,10 +27,12 @@ def main() -> None:
         anonymous_owner=settings.anonymous_owner,
         max_body_bytes=settings.max_body_bytes,
     )
+    tokens = os.environ.get("TASKGATE_DEV_TOKENS")
+    served = DevAuthMiddleware(app, parse_tokens(tokens)) if tokens else app
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))
     print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(served, host=host, port=port, log_level="warning")
 
 
 if __name__ == "__main__":

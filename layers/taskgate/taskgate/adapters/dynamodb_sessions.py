@@ -1,0 +1,134 @@
+"""SessionStore on DynamoDB, in the task table under ``session#…`` / ``stream#…`` keys.
+
+These items carry no ``ownerId`` attribute, so the owner index never sees them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..domain.sessions import Session, StreamState
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _expires(ms: int) -> dict[str, str]:
+    return _n(-(-ms // 1000))
+
+
+class DynamoDBSessionStore:
+    def __init__(self, client: Any, table_name: str, clock: Any) -> None:
+        self._ddb = client
+        self._table = table_name
+        self._clock = clock
+
+    def _live(self, item: dict[str, Any] | None) -> dict[str, Any] | None:
+        # DynamoDB deletes expired items late; until then they are gone to us.
+        if item is None or int(item["expiresAt"]["N"]) * 1000 <= self._clock():
+            return None
+        return item
+
+    def create_session(self, session: Session) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(f"session#{session.session_id}"),
+                "kind": _s("session"),
+                "sessionOwner": _s(session.owner),
+                "protocolVersion": _s(session.protocol_version),
+                "expiresAt": _expires(session.expires_at_ms),
+            },
+            ConditionExpression="attribute_not_exists(taskId)",
+        )
+
+    def get_session(self, session_id: str) -> Session | None:
+        item = self._live(
+            self._ddb.get_item(
+                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=True
+            ).get("Item")
+        )
+        if item is None:
+            return None
+        return Session(
+            session_id=session_id,
+            owner=item["sessionOwner"]["S"],
+            protocol_version=item["protocolVersion"]["S"],
+            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+        )
+
+    def delete_session(self, session_id: str) -> None:
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
+
+    def create_stream(self, stream: StreamState) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item=self._stream_item(stream),
+            ConditionExpression="attribute_not_exists(taskId)",
+        )
+
+    def get_stream(self, stream_id: str) -> StreamState | None:
+        item = self._live(
+            self._ddb.get_item(
+                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=True
+            ).get("Item")
+        )
+        if item is None:
+            return None
+        return StreamState(
+            stream_id=stream_id,
+            owner=item["streamOwner"]["S"],
+            task_id=item["streamTaskId"]["S"],
+            request_id=json.loads(item["requestId"]["S"]),
+            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
+            emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
+            last_status=item.get("lastStatus", {}).get("S"),
+            last_message=item.get("lastMessage", {}).get("S"),
+            progress=int(item.get("progress", {}).get("N", "0")),
+            done=item.get("done", {}).get("BOOL", False),
+        )
+
+    def append_events(self, before: StreamState, after: StreamState) -> bool:
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item=self._stream_item(after),
+                # Optimistic concurrency on the event count: two instances serving
+                # the same stream never both append event N.
+                ConditionExpression="eventCount = :n",
+                ExpressionAttributeValues={":n": _n(len(before.events))},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def _stream_item(self, stream: StreamState) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "taskId": _s(f"stream#{stream.stream_id}"),
+            "kind": _s("stream"),
+            "streamOwner": _s(stream.owner),
+            "streamTaskId": _s(stream.task_id),
+            "requestId": _s(json.dumps(stream.request_id)),
+            "expiresAt": _expires(stream.expires_at_ms),
+            "events": {"L": [_s(e) for e in stream.events]},
+            "eventCount": _n(len(stream.events)),
+            "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
+            "progress": _n(stream.progress),
+            "done": {"BOOL": stream.done},
+        }
+        if stream.last_status is not None:
+            item["lastStatus"] = _s(stream.last_status)
+        if stream.last_message is not None:
+            item["lastMessage"] = _s(stream.last_message)
+        return item

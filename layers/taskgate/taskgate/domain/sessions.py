@@ -1,0 +1,52 @@
+"""Transport state that must outlive a Lambda instance: 2025-11-25 sessions and the
+event logs of resumable SSE streams. Any instance can serve any request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    owner: str
+    protocol_version: str
+    expires_at_ms: int
+
+
+@dataclass(frozen=True)
+class StreamState:
+    """A ``tasks/result`` stream: what it answers, and every event it has sent.
+
+    ``events[i]`` carries SSE id ``"{stream_id}:{i + 1}"``; a reconnect with
+    ``Last-Event-ID`` replays the ones after it, then carries on live.
+    """
+
+    stream_id: str
+    owner: str
+    task_id: str
+    request_id: Any
+    expires_at_ms: int
+    events: tuple[str, ...] = ()
+    emitted_keys: frozenset[str] = field(default_factory=frozenset)
+    last_status: str | None = None
+    last_message: str | None = None
+    progress: int = 0
+    done: bool = False
+
+
+class SessionStore(Protocol):
+    def create_session(self, session: Session) -> None: ...
+
+    def get_session(self, session_id: str) -> Session | None: ...
+
+    def delete_session(self, session_id: str) -> None: ...
+
+    def create_stream(self, stream: StreamState) -> None: ...
+
+    def get_stream(self, stream_id: str) -> StreamState | None: ...
+
+    def append_events(self, before: StreamState, after: StreamState) -> bool:
+        """Persist ``after`` (``before`` plus new events) if nobody else appended
+        since ``before`` was read; False when someone did."""

@@ -1,0 +1,141 @@
+"""``tasks/result`` over resumable SSE, short enough for API Gateway.
+
+A stream lives at most ``budget`` seconds (under API Gateway's 29 s), then ends
+with a ``retry`` hint; the client reconnects with ``Last-Event-ID`` to any
+instance, which replays what it missed from the store and carries on. A stream
+also ends right after it asks the client something: the answer arrives as a
+separate POST, and Lambda buffers whole responses anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from ..domain.errors import TaskNotFound
+from ..domain.model import TaskRecord, TaskStatus
+from ..domain.service import TaskService
+from ..domain.sessions import SessionStore, StreamState
+from . import wire2025 as w
+from .jsonrpc import INVALID_PARAMS
+
+
+def sse_event(event_id: str, message: dict[str, Any]) -> str:
+    return f"id: {event_id}\nevent: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
+
+
+class ResultStreams:
+    def __init__(
+        self,
+        tasks: TaskService,
+        store: SessionStore,
+        *,
+        budget_seconds: float,
+        poll_seconds: float = 0.25,
+        retry_ms: int = 500,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._tasks = tasks
+        self._store = store
+        self._budget = budget_seconds
+        self._poll = poll_seconds
+        self._retry_ms = retry_ms
+        self._sleep = sleep
+
+    def open(self, owner: str, record: TaskRecord, request_id: Any) -> Iterator[str]:
+        state = StreamState(
+            stream_id=uuid.uuid4().hex,
+            owner=owner,
+            task_id=record.task_id,
+            request_id=request_id,
+            expires_at_ms=record.expires_at_ms,
+            last_status=w.status_of(record),
+            last_message=record.status_message,
+        )
+        self._store.create_stream(state)
+        # The priming event gives the client an id to resume from before anything else happens.
+        yield f"id: {state.stream_id}:0\nretry: {self._retry_ms}\ndata: \n\n"
+        yield from self._live(state)
+
+    def resume(self, owner: str, last_event_id: str) -> Iterator[str] | None:
+        stream_id, _, seen = last_event_id.partition(":")
+        state = self._store.get_stream(stream_id) if stream_id else None
+        if state is None or state.owner != owner or not seen.isdigit():
+            return None
+        return self._replay_then_live(state, int(seen))
+
+    def _replay_then_live(self, state: StreamState, seen: int) -> Iterator[str]:
+        yield f"retry: {self._retry_ms}\n\n"
+        for index, event in enumerate(state.events[seen:], start=seen + 1):
+            yield f"id: {state.stream_id}:{index}\nevent: message\ndata: {event}\n\n"
+        if not state.done:
+            yield from self._live(state)
+
+    def _live(self, state: StreamState) -> Iterator[str]:
+        deadline = time.monotonic() + self._budget
+        while True:
+            new, after = self._next_events(state)
+            if new:
+                if not self._store.append_events(state, after):
+                    # Another instance appended to this stream; take its log as truth.
+                    fresh = self._store.get_stream(state.stream_id)
+                    if fresh is None:
+                        return
+                    for index in range(len(state.events), len(fresh.events)):
+                        yield f"id: {state.stream_id}:{index + 1}\nevent: message\ndata: {fresh.events[index]}\n\n"
+                    state = fresh
+                    if state.done:
+                        return
+                    continue
+                for offset, message in enumerate(new, start=len(state.events) + 1):
+                    yield sse_event(f"{state.stream_id}:{offset}", message)
+                asked = len(after.emitted_keys) > len(state.emitted_keys)
+                state = after
+                if state.done or asked:
+                    return
+            if time.monotonic() >= deadline:
+                return
+            self._sleep(self._poll)
+
+    def _next_events(self, state: StreamState) -> tuple[list[dict[str, Any]], StreamState]:
+        try:
+            record = self._tasks.get(state.owner, state.task_id)
+        except TaskNotFound as exc:
+            error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
+            message = {"jsonrpc": "2.0", "id": state.request_id, "error": error}
+            return [message], self._with(state, [message], done=True)
+        new: list[dict[str, Any]] = []
+        status = w.status_of(record)
+        progress = state.progress
+        if (status, record.status_message) != (state.last_status, state.last_message):
+            new.append(w.status_notification(record))
+            if record.progress_token is not None and record.status_message != state.last_message:
+                progress += 1
+                new.append(w.progress_notification(record, progress))
+        emitted = set(state.emitted_keys)
+        done = False
+        if record.status.terminal:
+            new.append(w.payload_message(record, state.request_id))
+            done = True
+        elif record.status is TaskStatus.INPUT_REQUIRED:
+            for key, request in record.input_requests.items():
+                if key not in emitted:
+                    new.append(w.elicitation_request(record.task_id, key, request))
+                    emitted.add(key)
+        after = replace(
+            self._with(state, new, done=done),
+            emitted_keys=frozenset(emitted),
+            last_status=status,
+            last_message=record.status_message,
+            progress=progress,
+        )
+        return new, after
+
+    @staticmethod
+    def _with(state: StreamState, messages: list[dict[str, Any]], *, done: bool) -> StreamState:
+        encoded = tuple(json.dumps(m, separators=(",", ":")) for m in messages)
+        return replace(state, events=state.events + encoded, done=done)

@@ -1,0 +1,96 @@
+"""The 2025-11-25 (experimental core) Tasks shapes of a task.
+
+Same record as the 2026 wire; different names (``ttl``/``pollInterval``), a
+nested ``CreateTaskResult``, and a tool result with ``isError: true`` reported
+as ``failed`` — the stored outcome is mapped here, never rewritten.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..clock import iso_from_ms
+from ..domain.model import Outcome, TaskRecord, TaskStatus
+from .jsonrpc import INTERNAL_ERROR
+
+PROTOCOL_VERSION = "2025-11-25"
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+ELICIT_ID_PREFIX = "tg-elicit:"
+
+
+def status_of(record: TaskRecord) -> str:
+    if record.status is TaskStatus.COMPLETED and record.outcome is Outcome.TOOL_ERROR:
+        return TaskStatus.FAILED.value
+    return record.status.value
+
+
+def task_fields(record: TaskRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": status_of(record),
+        "createdAt": iso_from_ms(record.created_at_ms),
+        "lastUpdatedAt": iso_from_ms(record.last_updated_at_ms),
+        "ttl": record.ttl_ms,
+        "pollInterval": record.poll_interval_ms,
+    }
+    if record.status_message:
+        out["statusMessage"] = record.status_message
+    return out
+
+
+def create_task_result(record: TaskRecord) -> dict[str, Any]:
+    return {"task": task_fields(record)}
+
+
+def related(task_id: str) -> dict[str, Any]:
+    return {RELATED_TASK: {"taskId": task_id}}
+
+
+def payload_message(record: TaskRecord, request_id: Any) -> dict[str, Any]:
+    """What ``tasks/result`` answers for a terminal task: exactly what the original
+    ``tools/call`` would have returned, tagged with the related task."""
+    if record.status is TaskStatus.COMPLETED and record.result is not None:
+        meta = {**(record.result.get("_meta") or {}), **related(record.task_id)}
+        return {"jsonrpc": "2.0", "id": request_id, "result": {**record.result, "_meta": meta}}
+    if record.status is TaskStatus.CANCELLED:
+        error = {"code": INTERNAL_ERROR, "message": "The task was cancelled", "data": related(record.task_id)}
+    else:
+        error = dict(record.error or {"code": INTERNAL_ERROR, "message": "The task failed"})
+        data = error.get("data")
+        error["data"] = (
+            {**data, **related(record.task_id)} if isinstance(data, dict) else related(record.task_id)
+        )
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def status_notification(record: TaskRecord) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task_fields(record)}
+
+
+def progress_notification(record: TaskRecord, progress: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"progressToken": record.progress_token, "progress": progress}
+    if record.status_message:
+        params["message"] = record.status_message
+    params["_meta"] = related(record.task_id)
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+def elicitation_request(task_id: str, key: str, request: dict[str, Any]) -> dict[str, Any]:
+    """A stored input request, sent as a server-to-client request whose id says
+    which task and question the client's answer belongs to."""
+    params = dict(request.get("params") or {})
+    params["_meta"] = {**(params.get("_meta") or {}), **related(task_id)}
+    return {
+        "jsonrpc": "2.0",
+        "id": f"{ELICIT_ID_PREFIX}{task_id}:{key}",
+        "method": request.get("method", "elicitation/create"),
+        "params": params,
+    }
+
+
+def parse_elicitation_id(msg_id: Any) -> tuple[str, str] | None:
+    if not isinstance(msg_id, str) or not msg_id.startswith(ELICIT_ID_PREFIX):
+        return None
+    task_id, sep, key = msg_id[len(ELICIT_ID_PREFIX) :].partition(":")
+    return (task_id, key) if sep and task_id and key else None

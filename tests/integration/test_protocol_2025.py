@@ -1,0 +1,294 @@
+"""The 2025-11-25 Tasks surface over HTTP: sessions in the store, nested CreateTaskResult,
+tasks/result over resumable SSE with elicitation, owner-scoped tasks/list."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from taskgate import wiring
+from taskgate.local.runtime import EmbeddedAws
+from tests.conftest import table_items
+from tests.mcp_client import Legacy, parse_sse
+
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+@pytest.fixture
+def legacy(http: TestClient) -> Legacy:
+    client = Legacy(http)
+    client.initialize()
+    return client
+
+
+def _wait_status(client: Legacy, task_id: str, statuses: set[str], timeout: float = 10) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (task := client.result("tasks/get", {"taskId": task_id}))["status"] not in statuses:
+        assert time.monotonic() < deadline, task
+        time.sleep(0.05)
+    return task
+
+
+def _result_over_streams(
+    client: Legacy, task_id: str, answer: dict[str, Any] | None = None, limit: int = 40
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """tasks/result as a client does it: POST, then GET with Last-Event-ID until the response."""
+    resp = client.post("tasks/result", {"taskId": task_id})
+    streams: list[list[dict[str, Any]]] = []
+    for _ in range(limit):
+        if resp.headers["content-type"].startswith("application/json"):
+            return resp.json(), streams
+        assert resp.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(resp.text)
+        streams.append(events)
+        for event in events:
+            message = event["data"]
+            if message and message.get("method") == "elicitation/create" and answer is not None:
+                assert client.answer(message["id"], answer) == 202
+            if message and ("result" in message or "error" in message):
+                return message, streams
+        last = [e["id"] for e in events if e["id"]][-1]
+        resp = client.resume(last)
+    raise AssertionError("no response after many streams")
+
+
+def test_initialize_negotiates_and_stores_a_session(http: TestClient, aws: EmbeddedAws) -> None:
+    client = Legacy(http)
+    result = client.initialize()
+    assert result["protocolVersion"] == "2025-11-25"
+    assert result["capabilities"]["tasks"] == {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    # The session is in DynamoDB, not in this process: any instance can serve it.
+    keys = [i["taskId"]["S"] for i in table_items(aws)]
+    assert keys == [f"session#{client.session_id}"]
+    older = Legacy(http)
+    resp = http.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "x", "version": "1"},
+            },
+        },
+    )
+    assert resp.json()["result"]["protocolVersion"] == "2025-06-18"
+    assert older.session_id is None
+
+
+def test_identified_callers_are_offered_tasks_list(http: TestClient) -> None:
+    assert "list" in Legacy(http, token="alice-token").initialize()["capabilities"]["tasks"]
+
+
+def test_unknown_or_deleted_session_is_404(legacy: Legacy) -> None:
+    assert legacy.post("tools/list").status_code == 200
+    assert legacy.http.delete("/mcp", headers=legacy.headers()).status_code == 200
+    resp = legacy.post("tools/list")
+    assert resp.status_code == 404 and resp.json()["error"]["message"] == "Session not found"
+
+
+def test_another_callers_session_is_404(http: TestClient) -> None:
+    alice = Legacy(http, token="alice-token")
+    alice.initialize()
+    bob = Legacy(http, token="bob-token")
+    bob.session_id = alice.session_id
+    assert bob.post("tools/list").status_code == 404
+
+
+def test_tools_list_carries_task_support(legacy: Legacy) -> None:
+    tools = {t["name"]: t for t in legacy.result("tools/list")["tools"]}
+    assert tools["failing_job"]["execution"] == {"taskSupport": "required"}
+    assert tools["greet"]["execution"] == {"taskSupport": "forbidden"}
+    assert "resultType" not in legacy.result("tools/list")
+
+
+def test_task_augmented_call_returns_a_nested_task_with_the_effective_ttl(legacy: Legacy) -> None:
+    created = legacy.result(
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0.1}, "task": {"ttl": 10**12}}
+    )
+    task = created["task"]
+    assert set(task) >= {"taskId", "status", "createdAt", "lastUpdatedAt", "ttl", "pollInterval"}
+    assert "ttlMs" not in task and "resultType" not in created
+    assert task["ttl"] == 86_400_000  # MaxTtlMs, not what was asked
+    got = legacy.result("tasks/get", {"taskId": task["taskId"]})
+    assert got["ttl"] == 86_400_000 and got["pollInterval"] == 1000
+
+
+def test_task_support_rules(legacy: Legacy) -> None:
+    forbidden = legacy.request("tools/call", {"name": "greet", "arguments": {}, "task": {}})
+    assert forbidden["error"]["code"] == -32601
+    required = legacy.request("tools/call", {"name": "failing_job", "arguments": {}})
+    assert required["error"]["code"] == -32601
+    assert (
+        legacy.result("tools/call", {"name": "greet", "arguments": {"name": "Bo"}})["content"][0]["text"]
+        == "Hello, Bo!"
+    )
+    bad_ttl = legacy.request("tools/call", {"name": "slow_compute", "arguments": {}, "task": {"ttl": "soon"}})
+    assert bad_ttl["error"]["code"] == -32602
+
+
+def test_tasks_result_returns_what_the_call_would_have(legacy: Legacy) -> None:
+    ok = legacy.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
+        "task"
+    ]["taskId"]
+    tool_error = legacy.result("tools/call", {"name": "failing_job", "arguments": {}, "task": {}})["task"][
+        "taskId"
+    ]
+    rpc_error = legacy.result("tools/call", {"name": "protocol_error_job", "arguments": {}, "task": {}})[
+        "task"
+    ]["taskId"]
+    for task_id in (ok, tool_error, rpc_error):
+        _wait_status(legacy, task_id, {"completed", "failed"})
+
+    result = legacy.result("tasks/result", {"taskId": ok})
+    assert result["content"][0]["text"] == "compute finished after 0 seconds"
+    assert result["_meta"][RELATED] == {"taskId": ok}
+
+    # isError: true is 'failed' in this era, and tasks/result still returns the tool result.
+    assert legacy.result("tasks/get", {"taskId": tool_error})["status"] == "failed"
+    result = legacy.result("tasks/result", {"taskId": tool_error})
+    assert result["isError"] is True and result["_meta"][RELATED] == {"taskId": tool_error}
+
+    error = legacy.request("tasks/result", {"taskId": rpc_error})["error"]
+    assert error["code"] == -32603 and error["message"] == "Simulated protocol error during execution"
+    assert error["data"][RELATED] == {"taskId": rpc_error}
+
+
+def test_tasks_result_blocks_across_resumed_streams(legacy: Legacy) -> None:
+    task_id = legacy.result(
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 3.5}, "task": {}}
+    )["task"]["taskId"]
+    started = time.monotonic()
+    message, streams = _result_over_streams(legacy, task_id)
+    assert message["result"]["content"][0]["text"] == "compute finished after 3.5 seconds"
+    assert message["result"]["_meta"][RELATED] == {"taskId": task_id}
+    assert time.monotonic() - started >= 3
+    assert len(streams) >= 2  # the wait did not fit one 1.5 s stream
+    first = streams[0]
+    assert first[0]["data"] is None and first[0]["id"].endswith(":0") and first[0]["retry"]
+    # Event ids keep counting across reconnects.
+    ids = [int(e["id"].rsplit(":", 1)[1]) for s in streams for e in s if e["id"]]
+    assert ids == sorted(ids)
+
+
+def test_input_required_arrives_as_elicitation_on_the_result_stream(legacy: Legacy) -> None:
+    task_id = legacy.result(
+        "tools/call", {"name": "confirm_delete", "arguments": {"filename": "old.log"}, "task": {}}
+    )["task"]["taskId"]
+    _wait_status(legacy, task_id, {"input_required"})
+    answer = {"action": "accept", "content": {"confirm": True}}
+    message, streams = _result_over_streams(legacy, task_id, answer)
+    asked = [
+        e["data"] for s in streams for e in s if e["data"] and e["data"].get("method") == "elicitation/create"
+    ]
+    assert len(asked) == 1
+    assert asked[0]["params"]["message"] == "Delete old.log?"
+    assert asked[0]["params"]["_meta"][RELATED] == {"taskId": task_id}
+    assert message["result"]["content"][0]["text"] == "Deleted old.log"
+
+
+def test_a_declined_elicitation_is_an_answer_too(legacy: Legacy) -> None:
+    task_id = legacy.result(
+        "tools/call", {"name": "confirm_delete", "arguments": {"filename": "keep.txt"}, "task": {}}
+    )["task"]["taskId"]
+    _wait_status(legacy, task_id, {"input_required"})
+    message, _ = _result_over_streams(legacy, task_id, {"action": "decline"})
+    assert message["result"]["content"][0]["text"] == "Kept keep.txt"
+
+
+def test_progress_token_lives_for_the_task(legacy: Legacy) -> None:
+    created = legacy.result(
+        "tools/call",
+        {
+            "name": "slow_compute",
+            "arguments": {"seconds": 2.5, "label": "p"},
+            "task": {},
+            "_meta": {"progressToken": "tok-1"},
+        },
+    )
+    message, streams = _result_over_streams(legacy, created["task"]["taskId"])
+    assert message["result"]["isError"] is False
+    progress = [
+        e["data"]["params"]
+        for s in streams
+        for e in s
+        if e["data"] and e["data"].get("method") == "notifications/progress"
+    ]
+    assert progress and all(p["progressToken"] == "tok-1" for p in progress)
+    assert [p["progress"] for p in progress] == sorted({p["progress"] for p in progress})
+    statuses = [
+        e["data"]["params"]["status"]
+        for s in streams
+        for e in s
+        if e["data"] and e["data"].get("method") == "notifications/tasks/status"
+    ]
+    assert statuses[-1] == "completed"
+
+
+def test_cancel_returns_the_cancelled_task_and_refuses_a_finished_one(legacy: Legacy) -> None:
+    task_id = legacy.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 60}, "task": {}})[
+        "task"
+    ]["taskId"]
+    cancelled = legacy.result("tasks/cancel", {"taskId": task_id})
+    assert cancelled["taskId"] == task_id and cancelled["status"] == "cancelled"
+    again = legacy.request("tasks/cancel", {"taskId": task_id})
+    assert again["error"]["code"] == -32602
+    error = legacy.request("tasks/result", {"taskId": task_id})["error"]
+    assert error["data"][RELATED] == {"taskId": task_id}
+
+
+def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    alice, bob = Legacy(http, token="alice-token"), Legacy(http, token="bob-token")
+    alice.initialize()
+    bob.initialize()
+    mine = [
+        alice.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})["task"][
+            "taskId"
+        ]
+        for _ in range(5)
+    ]
+    theirs = bob.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
+        "task"
+    ]["taskId"]
+    service = wiring.task_service()
+    original = service.list
+    monkeypatch.setattr(service, "list", lambda owner, cursor, limit=2: original(owner, cursor, limit))
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = alice.result("tasks/list", {"cursor": cursor} if cursor else {})
+        seen += [t["taskId"] for t in page["tasks"]]
+        pages += 1
+        cursor = page.get("nextCursor")
+        if not cursor:
+            break
+    assert sorted(seen) == sorted(mine) and theirs not in seen
+    assert pages >= 3
+    assert alice.request("tasks/list", {"cursor": "garbage"})["error"]["code"] == -32602
+    first = alice.result("tasks/list")
+    assert bob.request("tasks/list", {"cursor": first["nextCursor"]})["error"]["code"] == -32602
+    # Another owner's task looks missing on every method.
+    for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+        assert bob.request(method, {"taskId": mine[0]})["error"]["code"] == -32602
+
+
+def test_anonymous_callers_cannot_list(legacy: Legacy) -> None:
+    assert legacy.request("tasks/list")["error"]["code"] == -32601
+
+
+def test_stream_resume_belongs_to_its_owner(http: TestClient) -> None:
+    alice, bob = Legacy(http, token="alice-token"), Legacy(http, token="bob-token")
+    alice.initialize()
+    task_id = alice.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 3}, "task": {}})[
+        "task"
+    ]["taskId"]
+    resp = alice.post("tasks/result", {"taskId": task_id})
+    last = [e["id"] for e in parse_sse(resp.text) if e["id"]][-1]
+    assert bob.resume(last).status_code == 404
+    alice.result("tasks/cancel", {"taskId": task_id})
