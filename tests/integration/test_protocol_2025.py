@@ -292,3 +292,13 @@ def test_stream_resume_belongs_to_its_owner(http: TestClient) -> None:
     last = [e["id"] for e in parse_sse(resp.text) if e["id"]][-1]
     assert bob.resume(last).status_code == 404
     alice.result("tasks/cancel", {"taskId": task_id})
+
+
+def test_a_tool_can_close_the_stream_and_the_result_survives_in_the_log(legacy: Legacy) -> None:
+    resp = legacy.post("tools/call", {"name": "test_reconnection", "arguments": {}})
+    assert resp.headers["content-type"].startswith("text/event-stream")
+    events = parse_sse(resp.text)
+    assert len(events) == 1 and events[0]["data"] is None and events[0]["retry"]
+    resumed = parse_sse(legacy.resume(events[0]["id"]).text)
+    messages = [e["data"] for e in resumed if e["data"]]
+    assert messages[-1]["id"] == 1 and "resumed stream" in messages[-1]["result"]["content"][0]["text"]

@@ -159,3 +159,12 @@ JSON_SCHEMA_2020_12 = {
 )
 def json_schema_2020_12_tool(args: ContactInput, ctx: ToolContext) -> str:
     return "ok"
+
+
+@tool(
+    description="Close the SSE stream before answering, so the client must resume with Last-Event-ID (SEP-1699).",
+    task_support="forbidden",
+)
+def test_reconnection(args: NoInput, ctx: ToolContext) -> str:
+    ctx.close_stream()
+    return "Reconnection test completed: the result came over a resumed stream."

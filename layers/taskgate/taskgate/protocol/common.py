@@ -78,10 +78,12 @@ class EraBase:
             ) from exc
         return found, arguments
 
-    def _run_inline(self, found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> dict[str, Any]:
+    def _run_inline(
+        self, found: Tool, arguments: dict[str, Any], answers: dict[str, Any], ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
         """Run a tool inside this request: a CallToolResult, or the questions it asked."""
         try:
-            return found.run(arguments, ToolContext(answers=answers))
+            return found.run(arguments, ctx or ToolContext(answers=answers))
         except InputNeeded as need:
             return {"resultType": "input_required", "inputRequests": need.requests}
         except ProtocolError as exc:

@@ -129,7 +129,7 @@ class Era2025(EraBase):
     def _tools_list(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         return {"tools": [t.describe(with_task_support=True) for t in self._tools]}
 
-    def _tools_call(self, request: Request, ctx: CallContext) -> dict[str, Any]:
+    def _tools_call(self, request: Request, ctx: CallContext) -> dict[str, Any] | HttpReply:
         params = request.params
         found, arguments = self._tool(params)
         task = params.get("task")
@@ -158,9 +158,14 @@ class Era2025(EraBase):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        result = self._run_inline(found, arguments, {})
+        tool_ctx = ToolContext()
+        result = self._run_inline(found, arguments, {}, tool_ctx)
         if result.get("resultType") == "input_required":
             raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+        if tool_ctx.stream_closed and "text/event-stream" in ctx.headers.get("accept", ""):
+            message = {"jsonrpc": "2.0", "id": request.id, "result": result}
+            stream = self._streams.finished_call(ctx.owner, request.id, message, deliver=False)
+            return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
         return result
 
     def _run_prepare(self, found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> Any:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from ..clock import now_ms
 from ..domain.errors import TaskNotFound
 from ..domain.model import TaskRecord, TaskStatus
 from ..domain.service import TaskService
@@ -60,6 +61,25 @@ class ResultStreams:
         # The priming event gives the client an id to resume from before anything else happens.
         yield f"id: {state.stream_id}:0\nretry: {self._retry_ms}\ndata: \n\n"
         yield from self._live(state)
+
+    def finished_call(
+        self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
+    ) -> Iterator[str]:
+        """A response already known, logged for replay; with ``deliver=False`` the
+        stream ends after the priming event and the client gets it on resume."""
+        state = StreamState(
+            stream_id=uuid.uuid4().hex,
+            owner=owner,
+            task_id="",
+            request_id=request_id,
+            expires_at_ms=now_ms() + 3_600_000,
+            events=(json.dumps(message, separators=(",", ":")),),
+            done=True,
+        )
+        self._store.create_stream(state)
+        yield f"id: {state.stream_id}:0\nretry: {self._retry_ms}\ndata: \n\n"
+        if deliver:
+            yield sse_event(f"{state.stream_id}:1", message)
 
     def resume(self, owner: str, last_event_id: str) -> Iterator[str] | None:
         stream_id, _, seen = last_event_id.partition(":")

@@ -120,6 +120,7 @@ class ToolContext:
         self._answers = dict(answers or {})
         self._control: TaskControl = control or _NoTask()
         self.state = state
+        self.stream_closed = False
 
     @property
     def is_task(self) -> bool:
@@ -136,6 +137,13 @@ class ToolContext:
         """Persist ``state``; a replayed run (after a question) sees it as ``ctx.state``."""
         self._control.checkpoint(state)
         self.state = state
+
+    def close_stream(self) -> None:
+        """Ask the server to end the client's SSE stream before the result is sent
+        (SEP-1699): the client reconnects with Last-Event-ID and gets the result from
+        the stored event log. For long inline calls behind proxies that cut idle
+        connections; a no-op where the answer is plain JSON."""
+        self.stream_closed = True
 
     def ask(self, key: str, question: Elicit) -> Answer:
         """Ask one question. ``key`` must be unique over the task's life."""
