@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit lint typecheck template walkthrough clean
+.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -31,6 +31,18 @@ template: setup
 
 walkthrough: setup
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
+
+# The official MCP conformance suite (pending suite) against a fresh local server.
+conformance: setup
+	$(PY) scripts/conformance.py
+
+# End-to-end tests with the released MCP client libraries (installed under .tools/).
+clients: setup
+	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py
+
+# A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
+transcript: setup
+	$(PY) scripts/transcript_2025.py --url http://127.0.0.1:$(PORT)/mcp --token demo-token --long 45
 
 clean:
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

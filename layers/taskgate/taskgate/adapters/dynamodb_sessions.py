@@ -91,9 +91,6 @@ class DynamoDBSessionStore:
             expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
             events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
-            last_status=item.get("lastStatus", {}).get("S"),
-            last_message=item.get("lastMessage", {}).get("S"),
-            progress=int(item.get("progress", {}).get("N", "0")),
             done=item.get("done", {}).get("BOOL", False),
         )
 
@@ -124,11 +121,6 @@ class DynamoDBSessionStore:
             "events": {"L": [_s(e) for e in stream.events]},
             "eventCount": _n(len(stream.events)),
             "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
-            "progress": _n(stream.progress),
             "done": {"BOOL": stream.done},
         }
-        if stream.last_status is not None:
-            item["lastStatus"] = _s(stream.last_status)
-        if stream.last_message is not None:
-            item["lastMessage"] = _s(stream.last_message)
         return item

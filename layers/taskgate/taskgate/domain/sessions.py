@@ -29,10 +29,8 @@ class StreamState:
     request_id: Any
     expires_at_ms: int
     events: tuple[str, ...] = ()
+    # Ids of the server-to-client requests already sent, so none is asked twice.
     emitted_keys: frozenset[str] = field(default_factory=frozenset)
-    last_status: str | None = None
-    last_message: str | None = None
-    progress: int = 0
     done: bool = False
 
 

@@ -25,8 +25,12 @@ from . import wire2025 as w
 from .jsonrpc import INVALID_PARAMS
 
 
+def _dumps(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
 def sse_event(event_id: str, message: dict[str, Any]) -> str:
-    return f"id: {event_id}\nevent: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
+    return f"id: {event_id}\nevent: message\ndata: {_dumps(message)}\n\n"
 
 
 class ResultStreams:
@@ -54,8 +58,6 @@ class ResultStreams:
             task_id=record.task_id,
             request_id=request_id,
             expires_at_ms=record.expires_at_ms,
-            last_status=w.status_of(record),
-            last_message=record.status_message,
         )
         self._store.create_stream(state)
         # The priming event gives the client an id to resume from before anything else happens.
@@ -96,12 +98,36 @@ class ResultStreams:
             yield from self._live(state)
 
     def _live(self, state: StreamState) -> Iterator[str]:
+        # Notifications are sent live and never logged: they carry no event id, so
+        # a reconnect resumes after the last logged event, and the stream item is
+        # written only for what must not be lost (questions and the response).
+        seen_status: str | None = None
+        seen_message: str | None = None
         deadline = time.monotonic() + self._budget
         while True:
-            new, after = self._next_events(state)
-            if new:
+            try:
+                record: TaskRecord | None = self._tasks.get(state.owner, state.task_id)
+            except TaskNotFound as exc:
+                record = None
+                error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
+                logged = [{"jsonrpc": "2.0", "id": state.request_id, "error": error}]
+            if record is not None:
+                status = w.status_of(record)
+                if status != seen_status:
+                    yield f"data: {_dumps(w.status_notification(record))}\n\n"
+                if record.progress_token is not None and record.status_message != seen_message:
+                    elapsed = max(1, now_ms() - record.created_at_ms)
+                    yield f"data: {_dumps(w.progress_notification(record, elapsed))}\n\n"
+                seen_status, seen_message = status, record.status_message
+                logged = self._logged_events(state, record)
+            if logged:
+                asked = [m for m in logged if m.get("method") == "elicitation/create"]
+                after = replace(
+                    self._with(state, logged, done=not asked),
+                    emitted_keys=state.emitted_keys | {m["id"] for m in asked},
+                )
                 if not self._store.append_events(state, after):
-                    # Another instance appended to this stream; take its log as truth.
+                    # Another instance appended to this stream; its log is the truth.
                     fresh = self._store.get_stream(state.stream_id)
                     if fresh is None:
                         return
@@ -111,49 +137,24 @@ class ResultStreams:
                     if state.done:
                         return
                     continue
-                for offset, message in enumerate(new, start=len(state.events) + 1):
+                for offset, message in enumerate(logged, start=len(state.events) + 1):
                     yield sse_event(f"{state.stream_id}:{offset}", message)
-                asked = len(after.emitted_keys) > len(state.emitted_keys)
-                state = after
-                if state.done or asked:
-                    return
+                # After a question the answer comes as its own POST; after the response, nothing.
+                return
             if time.monotonic() >= deadline:
                 return
             self._sleep(self._poll)
 
-    def _next_events(self, state: StreamState) -> tuple[list[dict[str, Any]], StreamState]:
-        try:
-            record = self._tasks.get(state.owner, state.task_id)
-        except TaskNotFound as exc:
-            error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
-            message = {"jsonrpc": "2.0", "id": state.request_id, "error": error}
-            return [message], self._with(state, [message], done=True)
-        new: list[dict[str, Any]] = []
-        status = w.status_of(record)
-        progress = state.progress
-        if (status, record.status_message) != (state.last_status, state.last_message):
-            new.append(w.status_notification(record))
-            if record.progress_token is not None and record.status_message != state.last_message:
-                progress += 1
-                new.append(w.progress_notification(record, progress))
-        emitted = set(state.emitted_keys)
-        done = False
+    def _logged_events(self, state: StreamState, record: TaskRecord) -> list[dict[str, Any]]:
         if record.status.terminal:
-            new.append(w.payload_message(record, state.request_id))
-            done = True
-        elif record.status is TaskStatus.INPUT_REQUIRED:
-            for key, request in record.input_requests.items():
-                if key not in emitted:
-                    new.append(w.elicitation_request(record.task_id, key, request))
-                    emitted.add(key)
-        after = replace(
-            self._with(state, new, done=done),
-            emitted_keys=frozenset(emitted),
-            last_status=status,
-            last_message=record.status_message,
-            progress=progress,
-        )
-        return new, after
+            return [w.payload_message(record, state.request_id)]
+        if record.status is TaskStatus.INPUT_REQUIRED:
+            return [
+                w.elicitation_request(record.task_id, key, request)
+                for key, request in record.input_requests.items()
+                if w.elicitation_request(record.task_id, key, request)["id"] not in state.emitted_keys
+            ]
+        return []
 
     @staticmethod
     def _with(state: StreamState, messages: list[dict[str, Any]], *, done: bool) -> StreamState:
