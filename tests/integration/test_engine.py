@@ -145,6 +145,7 @@ def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
         error=None,
         message="late",
         now_ms=now_ms(),
+        alive=record.kept_alive(now_ms()),
     )
     assert wrote is False
     row = wiring.store().get(record.task_id)

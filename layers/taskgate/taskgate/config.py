@@ -22,6 +22,13 @@ class Settings:
     tool_modules: tuple[str, ...]
     max_body_bytes: int
     stream_max_seconds: float
+    max_active_per_owner: int
+    max_argument_bytes: int
+    max_input_response_bytes: int
+    max_inline_result_bytes: int
+    max_task_runtime_seconds: int
+    stale_after_seconds: int
+    result_bucket: str
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -38,4 +45,11 @@ class Settings:
             max_body_bytes=_int("MAX_BODY_BYTES", 1_048_576),
             # Under API Gateway's 29 s, with room for the Lambda's own overhead.
             stream_max_seconds=float(os.environ.get("STREAM_MAX_SECONDS") or 20),
+            max_active_per_owner=_int("MAX_ACTIVE_TASKS_PER_OWNER", 100),
+            max_argument_bytes=_int("MAX_ARGUMENT_BYTES", 262_144),
+            max_input_response_bytes=_int("MAX_INPUT_RESPONSE_BYTES", 65_536),
+            max_inline_result_bytes=_int("MAX_INLINE_RESULT_BYTES", 262_144),
+            max_task_runtime_seconds=_int("MAX_TASK_RUNTIME_SECONDS", 86_400),
+            stale_after_seconds=_int("STALE_AFTER_SECONDS", 300),
+            result_bucket=os.environ.get("RESULT_BUCKET", ""),
         )

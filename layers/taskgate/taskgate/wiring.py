@@ -12,12 +12,14 @@ from typing import Any
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
 from .adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
+from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
 from .domain.service import Limits, TaskService
 from .protocol.common import AuditHook
 from .protocol.server import McpServer
+from .sweeper import Sweeper
 from .tools.registry import ToolRegistry, registry
 from .worker import Worker
 
@@ -38,6 +40,12 @@ def store() -> DynamoDBTaskStore:
 
 
 @functools.cache
+def blobs() -> S3BlobStore | None:
+    bucket = settings().result_bucket
+    return S3BlobStore(aws_clients.client("s3"), bucket) if bucket else None
+
+
+@functools.cache
 def sessions() -> DynamoDBSessionStore:
     return DynamoDBSessionStore(aws_clients.client("dynamodb"), settings().table_name, now_ms)
 
@@ -51,9 +59,14 @@ def workflow() -> StepFunctionsWorkflow:
 def task_service() -> TaskService:
     s = settings()
     limits = Limits(
-        default_ttl_ms=s.default_ttl_ms, max_ttl_ms=s.max_ttl_ms, poll_interval_ms=s.poll_interval_ms
+        default_ttl_ms=s.default_ttl_ms,
+        max_ttl_ms=s.max_ttl_ms,
+        poll_interval_ms=s.poll_interval_ms,
+        max_active_per_owner=s.max_active_per_owner,
+        max_argument_bytes=s.max_argument_bytes,
+        max_input_response_bytes=s.max_input_response_bytes,
     )
-    return TaskService(store(), workflow(), now_ms, limits)
+    return TaskService(store(), workflow(), now_ms, limits, blobs())
 
 
 def build_mcp_server(audit: AuditHook | None = None) -> McpServer:
@@ -75,20 +88,47 @@ def mcp_server() -> McpServer:
 
 @functools.cache
 def worker() -> Worker:
-    return Worker(store(), tools(), now_ms)
+    s = settings()
+    return Worker(
+        store(),
+        tools(),
+        now_ms,
+        blobs=blobs(),
+        max_inline_result_bytes=s.max_inline_result_bytes,
+        max_runtime_ms=s.max_task_runtime_seconds * 1000,
+    )
+
+
+@functools.cache
+def sweeper() -> Sweeper:
+    s = settings()
+    return Sweeper(
+        store(),
+        workflow(),
+        task_service(),
+        now_ms,
+        stale_after_ms=s.stale_after_seconds * 1000,
+        max_runtime_ms=s.max_task_runtime_seconds * 1000,
+    )
 
 
 def run_worker_step(task_id: str) -> dict[str, Any]:
     """One RunTool step, in the shape the state machine reads (see task.asl.json)."""
     outcome = worker().run_step(task_id)
     if outcome.get("kind") == "input_required":
-        # AwaitInput writes this value straight into the row, so it goes out
+        # AwaitInput writes these values straight into the row, so they go out
         # already in DynamoDB's attribute encoding.
-        return {"kind": "input_required", "inputRequests": input_requests_attribute(outcome["inputRequests"])}
+        expiry = outcome["expiry"]
+        return {
+            "kind": "input_required",
+            "inputRequests": input_requests_attribute(outcome["inputRequests"]),
+            "expiresAt": {"N": str(-(-expiry.expires_at_ms // 1000))},
+            "ttlMs": {"N": str(expiry.ttl_ms)},
+        }
     return outcome
 
 
 def reset() -> None:
-    for f in (settings, tools, store, sessions, workflow, task_service, mcp_server, worker):
+    for f in (settings, tools, store, blobs, sessions, workflow, task_service, mcp_server, worker, sweeper):
         f.cache_clear()
     aws_clients.reset()

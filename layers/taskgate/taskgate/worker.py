@@ -7,6 +7,7 @@ stays cancelled) or tells the state machine to park for input.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -14,12 +15,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from .domain.errors import TransitionRejected
-from .domain.model import Outcome, TaskStatus
-from .domain.ports import Clock, TaskStore
+from .domain.model import Outcome, TaskRecord, TaskStatus
+from .domain.ports import BlobStore, Clock, TaskStore
 from .tools.context import InputNeeded, ProtocolError, TaskCancelled, ToolContext
 from .tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
+
+# Room left in a 400 KB DynamoDB item for the arguments and bookkeeping beside a result.
+_ROW_BUDGET_BYTES = 350_000
 
 
 def _done(status: TaskStatus | None) -> dict[str, Any]:
@@ -29,13 +33,13 @@ def _done(status: TaskStatus | None) -> dict[str, Any]:
 
 
 class _StoreControl:
-    def __init__(self, store: TaskStore, task_id: str, clock: Clock, min_interval_ms: int) -> None:
+    def __init__(self, store: TaskStore, record: TaskRecord, clock: Clock) -> None:
         self._store = store
-        self._task_id = task_id
+        self._record = record
         self._clock = clock
         # Clients poll no faster than pollIntervalMs, so a message written more
         # often is never seen; each skipped write is a DynamoDB write not paid for.
-        self._min_interval = min_interval_ms / 1000
+        self._min_interval = record.poll_interval_ms / 1000
         self._last_write = float("-inf")
 
     def progress(self, message: str) -> None:
@@ -43,81 +47,127 @@ class _StoreControl:
         if now - self._last_write < self._min_interval:
             return
         self._last_write = now
+        at = self._clock()
         try:
-            self._store.report_progress(self._task_id, message, self._clock())
+            self._store.report_progress(self._record.task_id, message, at, self._record.kept_alive(at))
         except TransitionRejected as exc:
-            raise TaskCancelled(self._task_id) from exc
+            raise TaskCancelled(self._record.task_id) from exc
 
     def is_cancelled(self) -> bool:
-        record = self._store.get(self._task_id)
+        record = self._store.get(self._record.task_id)
         return record is None or record.status.terminal
 
     def checkpoint(self, state: Any) -> None:
+        at = self._clock()
         try:
-            self._store.save_checkpoint(self._task_id, state, self._clock())
+            self._store.save_checkpoint(self._record.task_id, state, at, self._record.kept_alive(at))
         except TransitionRejected as exc:
-            raise TaskCancelled(self._task_id) from exc
+            raise TaskCancelled(self._record.task_id) from exc
 
 
 class Worker:
-    def __init__(self, store: TaskStore, tools: ToolRegistry, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        tools: ToolRegistry,
+        clock: Clock,
+        *,
+        blobs: BlobStore | None = None,
+        max_inline_result_bytes: int = 262_144,
+        max_runtime_ms: int = 0,
+    ) -> None:
         self._store = store
         self._tools = tools
         self._clock = clock
+        self._blobs = blobs
+        self._max_inline = max_inline_result_bytes
+        self._max_runtime_ms = max_runtime_ms
 
     def run_step(self, task_id: str) -> dict[str, Any]:
-        """Return ``{"kind": "done"}`` or ``{"kind": "input_required", "inputRequests": …}``."""
+        """``{"kind": "done", …}``, or ``{"kind": "input_required", "inputRequests": …,
+        "expiry": Expiry}`` for the state machine to park on."""
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
             return _done(None)
+        if self._max_runtime_ms and self._clock() - record.created_at_ms > self._max_runtime_ms:
+            return self._fail(record, -32603, "The task exceeded its maximum run time.")
         tool = self._tools.get(record.tool)
         if tool is None:
-            return self._fail(task_id, -32602, f"Unknown tool: {record.tool}")
+            return self._fail(record, -32602, f"Unknown tool: {record.tool}")
         ctx = ToolContext(
             task_id=task_id,
             answers=record.input_responses,
             state=record.checkpoint,
-            control=_StoreControl(self._store, task_id, self._clock, record.poll_interval_ms),
+            control=_StoreControl(self._store, record, self._clock),
         )
         try:
             result = tool.run(record.arguments, ctx)
         except InputNeeded as need:
-            return {"kind": "input_required", "inputRequests": need.requests}
+            return {
+                "kind": "input_required",
+                "inputRequests": need.requests,
+                "expiry": record.kept_alive(self._clock()),
+            }
         except TaskCancelled:
             return _done(None)
         except ProtocolError as exc:
-            return self._finish_failed(task_id, exc.to_error(), f"Tool execution failed: {exc.message}")
+            return self._finish_failed(record, exc.to_error(), f"Tool execution failed: {exc.message}")
         except ValidationError as exc:
             return self._fail(
-                task_id, -32602, f"Invalid arguments for {record.tool}: {exc.error_count()} error(s)"
+                record, -32602, f"Invalid arguments for {record.tool}: {exc.error_count()} error(s)"
             )
         except Exception:
             # The client gets a reason, never the trace; the trace goes to our logs.
             logger.exception("tool %s raised", record.tool, extra={"taskId": task_id})
-            return self._fail(task_id, -32603, "Internal error while running the tool")
+            return self._fail(record, -32603, "Internal error while running the tool")
+        return self._complete(record, result)
+
+    def _complete(self, record: TaskRecord, result: dict[str, Any]) -> dict[str, Any]:
         is_error = bool(result.get("isError"))
+        encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
+        args_size = len(json.dumps(record.arguments, separators=(",", ":"), ensure_ascii=False).encode())
+        inline: dict[str, Any] | None = result
+        ref: str | None = None
+        if len(encoded) > self._max_inline or len(encoded) + args_size > _ROW_BUDGET_BYTES:
+            if self._blobs is None:
+                return self._fail(
+                    record,
+                    -32603,
+                    f"The result ({len(encoded)} bytes) is too large and no result bucket is configured",
+                )
+            ref = f"results/{record.task_id}.json"
+            self._blobs.put(ref, encoded)
+            inline = None
+        now = self._clock()
         wrote = self._store.finish(
-            task_id,
+            record.task_id,
             status=TaskStatus.COMPLETED,
             outcome=Outcome.TOOL_ERROR if is_error else Outcome.SUCCESS,
-            result=result,
+            result=inline,
             error=None,
             message="The tool reported an error." if is_error else "The operation completed.",
-            now_ms=self._clock(),
+            now_ms=now,
+            alive=record.kept_alive(now),
+            result_ref=ref,
         )
+        if not wrote and ref is not None and self._blobs is not None:
+            # Cancelled meanwhile: nobody will ever read this object.
+            self._blobs.delete(ref)
         return _done(TaskStatus.COMPLETED if wrote else None)
 
-    def _fail(self, task_id: str, code: int, message: str) -> dict[str, Any]:
-        return self._finish_failed(task_id, {"code": code, "message": message}, message)
+    def _fail(self, record: TaskRecord, code: int, message: str) -> dict[str, Any]:
+        return self._finish_failed(record, {"code": code, "message": message}, message)
 
-    def _finish_failed(self, task_id: str, error: dict[str, Any], message: str) -> dict[str, Any]:
+    def _finish_failed(self, record: TaskRecord, error: dict[str, Any], message: str) -> dict[str, Any]:
+        now = self._clock()
         wrote = self._store.finish(
-            task_id,
+            record.task_id,
             status=TaskStatus.FAILED,
             outcome=Outcome.PROTOCOL_ERROR,
             result=None,
             error=error,
             message=message,
-            now_ms=self._clock(),
+            now_ms=now,
+            alive=record.kept_alive(now),
         )
         return _done(TaskStatus.FAILED if wrote else None)

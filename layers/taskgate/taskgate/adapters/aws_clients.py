@@ -6,8 +6,8 @@ real AWS, or a moto server. Switching is configuration, never code.
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 from typing import Any
 
 import boto3
@@ -18,21 +18,30 @@ _CONFIG = Config(
     connect_timeout=2,
     read_timeout=10,
 )
+# Clients are thread-safe once made, but making them from one session in two
+# threads at once is not (the local server's request and executor threads do).
+_lock = threading.Lock()
+_session: boto3.session.Session | None = None
+_clients: dict[str, Any] = {}
 
 
-@functools.cache
-def _session() -> boto3.session.Session:
-    return boto3.session.Session(
-        region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    )
-
-
-@functools.cache
 def client(service: str) -> Any:
-    return _session().client(service, config=_CONFIG)  # type: ignore[call-overload]
+    found = _clients.get(service)
+    if found is not None:
+        return found
+    global _session
+    with _lock:
+        if service not in _clients:
+            if _session is None:
+                region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+                _session = boto3.session.Session(region_name=region)
+            _clients[service] = _session.client(service, config=_CONFIG)  # type: ignore[call-overload]
+        return _clients[service]
 
 
 def reset() -> None:
     """Forget cached clients (tests and the local runtime switch endpoints)."""
-    client.cache_clear()
-    _session.cache_clear()
+    global _session
+    with _lock:
+        _clients.clear()
+        _session = None

@@ -5,7 +5,9 @@ Item layout (attribute: type):
   statusMessage S · createdAt S(ISO 8601) · lastUpdatedAt S(ISO 8601) · ttlMs N ·
   pollIntervalMs N · expiresAt N(epoch s, the table's TTL attribute) ·
   inputRequests M(key -> S JSON) · inputResponses M(key -> S JSON) ·
-  taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON)
+  taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON) ·
+  retentionMs N · resultRef S (results kept in S3) · activeOwner S (only while
+  the task is active: the sparse ``byActive`` index lists exactly the live tasks)
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from botocore.exceptions import ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import TaskAlreadyExists, TransitionRejected
-from ..domain.model import Outcome, TaskRecord, TaskStatus
+from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
 
 _ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
 _IS_ACTIVE = "#status IN (:working, :input_required)"
@@ -53,6 +55,14 @@ def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
 
 
 OWNER_INDEX = "byOwner"
+ACTIVE_INDEX = "byActive"
+
+
+def _alive_values(alive: Expiry) -> dict[str, Any]:
+    return {":exp": _n(_expires_at_seconds(alive.expires_at_ms)), ":ttl": _n(alive.ttl_ms)}
+
+
+_KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
 
 
 def _encode_cursor(key: dict[str, Any]) -> str:
@@ -109,6 +119,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         ttl_ms=n("ttlMs"),
         poll_interval_ms=n("pollIntervalMs"),
         expires_at_ms=n("expiresAt") * 1000,
+        retention_ms=int(item["retentionMs"]["N"]) if "retentionMs" in item else n("ttlMs"),
         status_message=s("statusMessage"),
         input_requests=jmap("inputRequests"),
         input_responses=jmap("inputResponses"),
@@ -118,6 +129,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         task_token=s("taskToken"),
         checkpoint=j("checkpoint"),
         progress_token=j("progressToken"),
+        result_ref=s("resultRef"),
     )
 
 
@@ -147,8 +159,10 @@ class DynamoDBTaskStore:
             "createdAt": _t(record.created_at_ms),
             "lastUpdatedAt": _t(record.last_updated_at_ms),
             "ttlMs": _n(record.ttl_ms),
+            "retentionMs": _n(record.retention_ms),
             "pollIntervalMs": _n(record.poll_interval_ms),
             "expiresAt": _n(_expires_at_seconds(record.expires_at_ms)),
+            "activeOwner": _s(record.owner),
             "inputResponses": {"M": {k: _s(_dumps(v)) for k, v in record.input_responses.items()}},
         }
         if record.status_message:
@@ -204,26 +218,62 @@ class DynamoDBTaskStore:
         last = page.get("LastEvaluatedKey")
         return ordered, _encode_cursor(last) if last else None
 
-    def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
+    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         self._update(
             task_id,
-            UpdateExpression="SET statusMessage = :m, lastUpdatedAt = :now",
+            UpdateExpression=f"SET statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE}",
             ConditionExpression="#status = :working",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
                 ":m": _s(message),
                 ":now": _t(now_ms),
                 ":working": _s("working"),
+                **_alive_values(alive),
             },
         )
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int) -> None:
+    def count_active(self, owner: str, up_to: int) -> int:
+        """How many live tasks the owner has, counting no further than ``up_to``."""
+        count = 0
+        query: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": ACTIVE_INDEX,
+            "KeyConditionExpression": "activeOwner = :owner",
+            "ExpressionAttributeValues": {":owner": _s(owner)},
+            "Select": "COUNT",
+            "Limit": up_to,
+        }
+        while count < up_to:
+            page = self._ddb.query(**query)
+            count += int(page.get("Count", 0))
+            if "LastEvaluatedKey" not in page:
+                break
+            query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return count
+
+    def list_active(self) -> list[str]:
+        """Ids of every task the active index holds (the sweeper's worklist)."""
+        ids: list[str] = []
+        scan: dict[str, Any] = {"TableName": self._table, "IndexName": ACTIVE_INDEX}
+        while True:
+            page = self._ddb.scan(**scan)
+            ids += [item["taskId"]["S"] for item in page.get("Items", [])]
+            if "LastEvaluatedKey" not in page:
+                return ids
+            scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
         self._update(
             task_id,
-            UpdateExpression="SET checkpoint = :c, lastUpdatedAt = :now",
+            UpdateExpression=f"SET checkpoint = :c, lastUpdatedAt = :now, {_KEEP_ALIVE}",
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={":c": _s(_dumps(state)), ":now": _t(now_ms), **_ACTIVE},
+            ExpressionAttributeValues={
+                ":c": _s(_dumps(state)),
+                ":now": _t(now_ms),
+                **_ACTIVE,
+                **_alive_values(alive),
+            },
         )
 
     def finish(
@@ -236,15 +286,21 @@ class DynamoDBTaskStore:
         error: dict[str, Any] | None,
         message: str | None,
         now_ms: int,
+        alive: Expiry,
+        result_ref: str | None = None,
     ) -> bool:
-        sets = ["#status = :status", "outcome = :outcome", "lastUpdatedAt = :now"]
+        sets = ["#status = :status", "outcome = :outcome", "lastUpdatedAt = :now", _KEEP_ALIVE]
         names = {"#status": "status"}
         values: dict[str, Any] = {
             ":status": _s(status.value),
             ":outcome": _s(outcome.value),
             ":now": _t(now_ms),
             **_ACTIVE,
+            **_alive_values(alive),
         }
+        if result_ref is not None:
+            sets.append("resultRef = :ref")
+            values[":ref"] = _s(result_ref)
         if result is not None:
             sets.append("#result = :result")
             names["#result"] = "result"
@@ -259,7 +315,7 @@ class DynamoDBTaskStore:
         try:
             self._update(
                 task_id,
-                UpdateExpression="SET " + ", ".join(sets) + " REMOVE taskToken, inputRequests",
+                UpdateExpression="SET " + ", ".join(sets) + " REMOVE taskToken, inputRequests, activeOwner",
                 ConditionExpression=_IS_ACTIVE,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
@@ -276,14 +332,16 @@ class DynamoDBTaskStore:
         resume: bool,
         task_token: str,
         now_ms: int,
+        alive: Expiry,
     ) -> None:
         names: dict[str, str] = {"#status": "status"}
         values: dict[str, Any] = {
             ":input_required": _s("input_required"),
             ":token": _s(task_token),
             ":now": _t(now_ms),
+            **_alive_values(alive),
         }
-        sets = ["lastUpdatedAt = :now"]
+        sets = ["lastUpdatedAt = :now", _KEEP_ALIVE]
         removes: list[str] = []
         conditions = ["#status = :input_required", "taskToken = :token"]
         for i, (key, answer) in enumerate(responses.items()):
@@ -308,11 +366,11 @@ class DynamoDBTaskStore:
             ExpressionAttributeValues=values,
         )
 
-    def cancel(self, task_id: str, message: str, now_ms: int) -> TaskRecord:
+    def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         resp = self._update(
             task_id,
-            UpdateExpression="SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now "
-            "REMOVE taskToken, inputRequests",
+            UpdateExpression=f"SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE} "
+            "REMOVE taskToken, inputRequests, activeOwner",
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -320,6 +378,7 @@ class DynamoDBTaskStore:
                 ":m": _s(message),
                 ":now": _t(now_ms),
                 **_ACTIVE,
+                **_alive_values(alive),
             },
             ReturnValues="ALL_NEW",
         )

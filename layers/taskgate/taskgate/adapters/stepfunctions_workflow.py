@@ -48,6 +48,15 @@ class StepFunctionsWorkflow:
             raise
         return True
 
+    def status(self, task_id: str) -> str | None:
+        try:
+            desc = self._sfn.describe_execution(executionArn=self.execution_arn(task_id))
+        except ClientError as exc:
+            if _code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        return str(desc["status"])
+
     def stop(self, task_id: str, reason: str) -> None:
         try:
             self._sfn.stop_execution(

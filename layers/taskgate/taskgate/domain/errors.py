@@ -32,3 +32,19 @@ class WorkflowUnavailable(TaskError):
 
 class InvalidCursor(TaskError):
     """A tasks/list cursor this server did not issue (or one that was tampered with)."""
+
+
+class TooManyActiveTasks(TaskError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"Too many active tasks: at most {limit} may be working or waiting for input at once"
+        )
+        self.limit = limit
+
+
+class PayloadTooLarge(TaskError):
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(f"{what} is {size} bytes; the limit is {limit}")
+        self.what = what
+        self.size = size
+        self.limit = limit

@@ -37,6 +37,14 @@ class Outcome(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class Expiry:
+    """When a task's row may go, and the ``ttl`` that tells the client so."""
+
+    expires_at_ms: int
+    ttl_ms: int
+
+
+@dataclass(frozen=True)
 class TaskRecord:
     task_id: str
     owner: str
@@ -45,9 +53,13 @@ class TaskRecord:
     status: TaskStatus
     created_at_ms: int
     last_updated_at_ms: int
+    # What clients are told: expires_at_ms - created_at_ms (it grows while the task lives).
     ttl_ms: int
     poll_interval_ms: int
     expires_at_ms: int
+    # The effective TTL granted at creation: each write that shows the task alive keeps
+    # it for at least this long after, so a running task never expires under its client.
+    retention_ms: int
     status_message: str | None = None
     input_requests: dict[str, Any] = field(default_factory=dict)
     input_responses: dict[str, Any] = field(default_factory=dict)
@@ -59,6 +71,12 @@ class TaskRecord:
     checkpoint: Any = None
     # 2025-11-25: the tools/call request's progressToken stays valid for the task's life.
     progress_token: str | int | None = None
+    # Results too large for the row live in the result bucket under this key.
+    result_ref: str | None = None
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms
+
+    def kept_alive(self, now_ms: int) -> Expiry:
+        expires = max(self.expires_at_ms, now_ms + self.retention_ms)
+        return Expiry(expires_at_ms=expires, ttl_ms=expires - self.created_at_ms)

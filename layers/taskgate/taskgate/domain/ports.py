@@ -1,14 +1,14 @@
 """What the domain needs from the outside world, as protocols.
 
-The DynamoDB and Step Functions adapters implement these; tests may use the
-real adapters against moto or hand-written fakes.
+The DynamoDB, Step Functions and S3 adapters implement these; tests use the real
+adapters against moto.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .model import Outcome, TaskRecord, TaskStatus
+from .model import Expiry, Outcome, TaskRecord, TaskStatus
 
 
 class TaskStore(Protocol):
@@ -24,10 +24,16 @@ class TaskStore(Protocol):
         """One page of the owner's tasks, newest first, and the next page's cursor.
         Raise ValueError for a cursor this store did not issue."""
 
-    def report_progress(self, task_id: str, message: str, now_ms: int) -> None:
+    def count_active(self, owner: str, up_to: int) -> int:
+        """The owner's live tasks, counted no further than ``up_to``."""
+
+    def list_active(self) -> list[str]:
+        """Ids of all live tasks."""
+
+    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int) -> None:
+    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
         """Persist a tool checkpoint while active; raise TransitionRejected otherwise."""
 
     def finish(
@@ -40,6 +46,8 @@ class TaskStore(Protocol):
         error: dict[str, Any] | None,
         message: str | None,
         now_ms: int,
+        alive: Expiry,
+        result_ref: str | None = None,
     ) -> bool:
         """Move an active task to a terminal status; False if it was already terminal."""
 
@@ -51,12 +59,13 @@ class TaskStore(Protocol):
         resume: bool,
         task_token: str,
         now_ms: int,
+        alive: Expiry,
     ) -> None:
         """Record answers to outstanding input requests, and flip back to working when
         ``resume``. Raise TransitionRejected if the task is no longer parked on
         ``task_token`` or an answered key is no longer outstanding."""
 
-    def cancel(self, task_id: str, message: str, now_ms: int) -> TaskRecord:
+    def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         """Move an active task to cancelled and return it as it now is.
         Raise TransitionRejected if it was not active."""
 
@@ -73,6 +82,17 @@ class Workflow(Protocol):
 
     def stop(self, task_id: str, reason: str) -> None:
         """Stop the execution; a stopped or finished execution is not an error."""
+
+    def status(self, task_id: str) -> str | None:
+        """RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED; None if it never started."""
+
+
+class BlobStore(Protocol):
+    def put(self, key: str, data: bytes) -> None: ...
+
+    def get(self, key: str) -> bytes: ...
+
+    def delete(self, key: str) -> None: ...
 
 
 class Clock(Protocol):

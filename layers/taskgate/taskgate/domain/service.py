@@ -1,4 +1,4 @@
-"""The task lifecycle as seen from the API: create, read, answer, cancel.
+"""The task lifecycle as seen from the API: create, read, list, answer, cancel.
 
 Every state change is a conditional write in the store; this module decides
 which change to ask for and what a lost race means, never by read-then-write.
@@ -6,13 +6,25 @@ which change to ask for and what a lost race means, never by read-then-write.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidCursor, TaskNotFound, TransitionRejected, WorkflowUnavailable
+from .errors import (
+    InvalidCursor,
+    PayloadTooLarge,
+    TaskNotFound,
+    TooManyActiveTasks,
+    TransitionRejected,
+    WorkflowUnavailable,
+)
 from .model import Outcome, TaskRecord, TaskStatus
-from .ports import Clock, TaskStore, Workflow
+from .ports import BlobStore, Clock, TaskStore, Workflow
+
+logger = logging.getLogger(__name__)
 
 # A concurrent tasks/update can answer the same key between our read and our
 # write; a few re-reads settle it without ever blocking.
@@ -25,11 +37,18 @@ def new_task_id() -> str:
     return str(uuid.uuid4())
 
 
+def json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
 @dataclass(frozen=True)
 class Limits:
     default_ttl_ms: int
     max_ttl_ms: int
     poll_interval_ms: int
+    max_active_per_owner: int = 0
+    max_argument_bytes: int = 262_144
+    max_input_response_bytes: int = 65_536
 
     def effective_ttl(self, requested_ms: int | None) -> int:
         if requested_ms is None or requested_ms <= 0:
@@ -38,11 +57,24 @@ class Limits:
 
 
 class TaskService:
-    def __init__(self, store: TaskStore, workflow: Workflow, clock: Clock, limits: Limits) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        workflow: Workflow,
+        clock: Clock,
+        limits: Limits,
+        blobs: BlobStore | None = None,
+    ) -> None:
         self._store = store
         self._workflow = workflow
         self._clock = clock
+        self._blobs = blobs
         self.limits = limits
+
+    def check_arguments(self, arguments: dict[str, Any]) -> None:
+        size = json_size(arguments)
+        if size > self.limits.max_argument_bytes:
+            raise PayloadTooLarge("arguments", size, self.limits.max_argument_bytes)
 
     def create(
         self,
@@ -54,6 +86,12 @@ class TaskService:
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
     ) -> TaskRecord:
+        self.check_arguments(arguments)
+        limit = self.limits.max_active_per_owner
+        # Counted on the sparse active index, which is eventually consistent: a burst of
+        # simultaneous creates by one owner can pass together (documented in the README).
+        if limit and self._store.count_active(owner, limit) >= limit:
+            raise TooManyActiveTasks(limit)
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
         record = TaskRecord(
@@ -66,6 +104,7 @@ class TaskService:
             created_at_ms=now,
             last_updated_at_ms=now,
             ttl_ms=ttl,
+            retention_ms=ttl,
             poll_interval_ms=self.limits.poll_interval_ms,
             expires_at_ms=now + ttl,
             input_responses=dict(input_responses or {}),
@@ -77,15 +116,7 @@ class TaskService:
             self._workflow.start(record.task_id, input_wait_seconds=-(-ttl // 1000))
         except Exception as exc:
             # Never leave a row 'working' with nothing behind it.
-            self._store.finish(
-                record.task_id,
-                status=TaskStatus.FAILED,
-                outcome=Outcome.PROTOCOL_ERROR,
-                result=None,
-                error={"code": -32603, "message": "The task could not be started"},
-                message="The task could not be started; it was never run.",
-                now_ms=self._clock(),
-            )
+            self._fail(record, "The task could not be started; it was never run.")
             raise WorkflowUnavailable("could not start the task's execution") from exc
         return record
 
@@ -95,6 +126,9 @@ class TaskService:
             raise TaskNotFound(task_id)
         if record.expired(self._clock()):
             raise TaskNotFound(task_id, "Task has expired")
+        if record.result_ref and self._blobs is not None:
+            result = json.loads(self._blobs.get(record.result_ref))
+            record = dataclasses.replace(record, result=result)
         return record
 
     def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
@@ -112,6 +146,9 @@ class TaskService:
         Keys that are not outstanding (never asked, already answered, or sent
         after the task moved on) are ignored, which makes retries safe.
         """
+        size = json_size(responses)
+        if size > self.limits.max_input_response_bytes:
+            raise PayloadTooLarge("inputResponses", size, self.limits.max_input_response_bytes)
         for _ in range(_ANSWER_ATTEMPTS):
             record = self.get(owner, task_id)
             if record.status is not TaskStatus.INPUT_REQUIRED or not record.task_token:
@@ -120,29 +157,36 @@ class TaskService:
             if not accepted:
                 return
             resume = set(accepted) == set(record.input_requests)
+            now = self._clock()
             try:
                 self._store.answer_inputs(
                     task_id,
                     accepted,
                     resume=resume,
                     task_token=record.task_token,
-                    now_ms=self._clock(),
+                    now_ms=now,
+                    alive=record.kept_alive(now),
                 )
             except TransitionRejected:
                 continue
-            if resume and not self._workflow.resume(record.task_token):
-                # The execution is gone (stopped, timed out): the answers can never
-                # be used, so the task cannot finish. Say so instead of hanging.
-                self._store.finish(
-                    task_id,
-                    status=TaskStatus.FAILED,
-                    outcome=Outcome.PROTOCOL_ERROR,
-                    result=None,
-                    error={"code": -32603, "message": "The task's execution is no longer running"},
-                    message="The task's execution ended while it waited for input.",
-                    now_ms=self._clock(),
-                )
+            if resume:
+                self._resume(record)
             return
+
+    def _resume(self, record: TaskRecord) -> None:
+        assert record.task_token is not None
+        try:
+            resumed = self._workflow.resume(record.task_token)
+        except Exception as exc:
+            # The answers are stored and the row says working, but the execution
+            # still waits: end it rather than leave the task hanging.
+            logger.exception("resume failed", extra={"taskId": record.task_id})
+            self._fail(record, "The task's execution could not be resumed.")
+            self._workflow_stop_quietly(record.task_id)
+            raise WorkflowUnavailable("could not resume the task's execution") from exc
+        if not resumed:
+            # The execution is gone (stopped, timed out): the answers can never be used.
+            self._fail(record, "The task's execution ended while it waited for input.")
 
     def cancel(self, owner: str, task_id: str) -> TaskRecord:
         """Cancel an active task and stop its work; return the task as it now is.
@@ -153,10 +197,40 @@ class TaskService:
         record = self.get(owner, task_id)
         if record.status.terminal:
             return record
+        now = self._clock()
         try:
-            cancelled = self._store.cancel(task_id, "The task was cancelled by the client.", self._clock())
+            cancelled = self._store.cancel(
+                task_id, "The task was cancelled by the client.", now, record.kept_alive(now)
+            )
         except TransitionRejected:
             # It ended between our read and our write; report what it ended as.
             return self.get(owner, task_id)
-        self._workflow.stop(task_id, "cancelled by client")
+        # The row is already cancelled, which is what every reader sees; a failed
+        # stop only delays the worker noticing (at its next progress report).
+        self._workflow_stop_quietly(task_id)
         return cancelled
+
+    def fail_stale(self, record: TaskRecord, reason: str) -> bool:
+        """Fail a task whose execution is gone or past its deadline (the sweeper)."""
+        wrote = self._fail(record, reason)
+        self._workflow_stop_quietly(record.task_id)
+        return wrote
+
+    def _fail(self, record: TaskRecord, message: str) -> bool:
+        now = self._clock()
+        return self._store.finish(
+            record.task_id,
+            status=TaskStatus.FAILED,
+            outcome=Outcome.PROTOCOL_ERROR,
+            result=None,
+            error={"code": -32603, "message": message},
+            message=message,
+            now_ms=now,
+            alive=record.kept_alive(now),
+        )
+
+    def _workflow_stop_quietly(self, task_id: str) -> None:
+        try:
+            self._workflow.stop(task_id, "cancelled by client")
+        except Exception:
+            logger.warning("stop_execution failed", extra={"taskId": task_id}, exc_info=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 
 import uvicorn
 
@@ -17,11 +19,23 @@ from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
 
 
+def _sweep_forever(interval: float) -> None:
+    # Stands in for the template's scheduled SweeperFunction.
+    while True:
+        time.sleep(interval)
+        try:
+            wiring.sweeper().sweep()
+        except Exception:
+            logging.getLogger(__name__).exception("sweep failed")
+
+
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
     settings = wiring.settings()
+    interval = float(os.environ.get("SWEEP_INTERVAL_SECONDS", "60"))
+    threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
     app = create_app(
         wiring.mcp_server,
         anonymous_owner=settings.anonymous_owner,

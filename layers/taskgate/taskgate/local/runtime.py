@@ -22,6 +22,7 @@ from . import moto_fixes
 
 REGION = "us-east-1"
 TABLE_NAME = "taskgate-tasks"
+RESULT_BUCKET = "taskgate-results-local"
 STATE_MACHINE_NAME = "taskgate-task"
 WORKER_NAME = "taskgate-worker"
 
@@ -31,6 +32,7 @@ TABLE_DEFINITION: dict[str, Any] = {
         {"AttributeName": "taskId", "AttributeType": "S"},
         {"AttributeName": "ownerId", "AttributeType": "S"},
         {"AttributeName": "createdAt", "AttributeType": "S"},
+        {"AttributeName": "activeOwner", "AttributeType": "S"},
     ],
     "GlobalSecondaryIndexes": [
         {
@@ -40,7 +42,15 @@ TABLE_DEFINITION: dict[str, Any] = {
                 {"AttributeName": "createdAt", "KeyType": "RANGE"},
             ],
             "Projection": {"ProjectionType": "KEYS_ONLY"},
-        }
+        },
+        {
+            "IndexName": "byActive",
+            "KeySchema": [
+                {"AttributeName": "activeOwner", "KeyType": "HASH"},
+                {"AttributeName": "createdAt", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "KEYS_ONLY"},
+        },
     ],
     "BillingMode": "PAY_PER_REQUEST",
 }
@@ -115,6 +125,7 @@ class EmbeddedAws:
         self._create_resources()
         os.environ["TASK_TABLE"] = self.table_name
         os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
+        os.environ["RESULT_BUCKET"] = RESULT_BUCKET
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
         return self
@@ -144,6 +155,7 @@ class EmbeddedAws:
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         )
+        boto3.client("s3", region_name=REGION).create_bucket(Bucket=RESULT_BUCKET)
         iam = boto3.client("iam", region_name=REGION)
         role_arn = iam.create_role(
             RoleName="taskgate-local",

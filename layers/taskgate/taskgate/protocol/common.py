@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..domain.errors import TaskNotFound, WorkflowUnavailable
+from ..domain.errors import PayloadTooLarge, TaskNotFound, TooManyActiveTasks, WorkflowUnavailable
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
@@ -36,6 +36,9 @@ class CallContext:
         self.owner = owner
         self.headers = headers
 
+
+# JSON-RPC leaves -32000..-32099 to implementations; MCP has not claimed this one.
+TASK_LIMIT_REACHED = -32000
 
 Handler = Callable[[Request, CallContext], "dict[str, Any] | HttpReply"]
 
@@ -70,6 +73,10 @@ class EraBase:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        try:
+            self._tasks.check_arguments(arguments)
+        except PayloadTooLarge as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"limit": exc.limit}) from exc
         try:
             found.parse(arguments)
         except ValidationError as exc:
@@ -110,6 +117,9 @@ class EraBase:
             )
         except WorkflowUnavailable as exc:
             raise RpcError(INTERNAL_ERROR, "The task could not be started; please retry") from exc
+        except TooManyActiveTasks as exc:
+            self._audit("denied", {"owner": ctx.owner, "method": "tools/call", "reason": "task limit"})
+            raise RpcError(TASK_LIMIT_REACHED, str(exc), {"limit": exc.limit}) from exc
         self._audit("task_created", {"taskId": record.task_id, "owner": ctx.owner, "tool": found.name})
         return record
 

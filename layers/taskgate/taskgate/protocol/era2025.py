@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from .. import __version__
-from ..domain.errors import InvalidCursor, TaskNotFound
+from ..domain.errors import InvalidCursor, PayloadTooLarge, TaskNotFound, WorkflowUnavailable
 from ..domain.model import TaskStatus
 from ..domain.sessions import Session, SessionStore
 from ..tools.context import InputNeeded, ToolContext
@@ -90,7 +90,8 @@ class Era2025(EraBase):
         answer = message.result if isinstance(message.result, dict) else {"action": "cancel"}
         try:
             self._tasks.submit_input(ctx.owner, task_id, {key: answer})
-        except TaskNotFound:
+        except (TaskNotFound, PayloadTooLarge, WorkflowUnavailable):
+            # A response has no reply channel; the task's own status tells the client.
             return
         self._audit("input_submitted", {"taskId": task_id, "owner": ctx.owner, "keys": [key]})
 

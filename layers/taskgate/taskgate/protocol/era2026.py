@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from ..domain.errors import TaskNotFound
+from ..domain.errors import PayloadTooLarge, TaskNotFound, WorkflowUnavailable
 from ..tools.context import InputNeeded, ToolContext
 from . import wire2026 as w
 from .common import CallContext, EraBase, Handler, task_id_param
 from .headers import check_param_headers, check_routing_headers
 from .jsonrpc import (
     HEADER_MISMATCH,
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -139,6 +140,10 @@ class Era2026(EraBase):
             self._tasks.submit_input(ctx.owner, task_id, responses)
         except TaskNotFound as exc:
             raise self._not_found("tasks/update", ctx, exc, "Failed to update task") from exc
+        except PayloadTooLarge as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}", {"limit": exc.limit}) from exc
+        except WorkflowUnavailable as exc:
+            raise RpcError(INTERNAL_ERROR, "The task could not be resumed; it has been failed") from exc
         self._audit("input_submitted", {"taskId": task_id, "owner": ctx.owner, "keys": sorted(responses)})
         return {"resultType": "complete"}
 

@@ -10,6 +10,7 @@ separate POST, and Lambda buffers whole responses anyway.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -61,7 +62,7 @@ class ResultStreams:
         )
         self._store.create_stream(state)
         # The priming event gives the client an id to resume from before anything else happens.
-        yield f"id: {state.stream_id}:0\nretry: {self._retry_ms}\ndata: \n\n"
+        yield self._priming(state.stream_id, 0)
         yield from self._live(state)
 
     def finished_call(
@@ -79,21 +80,30 @@ class ResultStreams:
             done=True,
         )
         self._store.create_stream(state)
-        yield f"id: {state.stream_id}:0\nretry: {self._retry_ms}\ndata: \n\n"
+        # Position 0: a resume replays the logged response.
+        yield self._priming(state.stream_id, 0)
         if deliver:
             yield sse_event(f"{state.stream_id}:1", message)
 
     def resume(self, owner: str, last_event_id: str) -> Iterator[str] | None:
-        stream_id, _, seen = last_event_id.partition(":")
+        stream_id, _, rest = last_event_id.partition(":")
+        seen = rest.split(":", 1)[0]
         state = self._store.get_stream(stream_id) if stream_id else None
-        if state is None or state.owner != owner or not seen.isdigit():
+        if state is None or state.owner != owner or not seen.isdigit() or int(seen) > len(state.events):
             return None
         return self._replay_then_live(state, int(seen))
 
+    def _priming(self, stream_id: str, position: int) -> str:
+        # Every stream opens with an id-bearing event, so a client always has a
+        # fresh cursor even when the stream then carries only (unlogged)
+        # notifications. It points at the log position; the suffix keeps ids unique.
+        return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {self._retry_ms}\ndata: \n\n"
+
     def _replay_then_live(self, state: StreamState, seen: int) -> Iterator[str]:
-        yield f"retry: {self._retry_ms}\n\n"
         for index, event in enumerate(state.events[seen:], start=seen + 1):
             yield f"id: {state.stream_id}:{index}\nevent: message\ndata: {event}\n\n"
+        # After the replay, so resuming from it never skips a replayed event.
+        yield self._priming(state.stream_id, len(state.events))
         if not state.done:
             yield from self._live(state)
 

@@ -10,6 +10,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from ..clock import now_ms
 from ..domain.service import TaskService
 from ..domain.sessions import SessionStore
@@ -71,6 +73,12 @@ class McpServer:
             return HttpReply(200, success(message.id, result))
         except RpcError as exc:
             return HttpReply(exc.http_status, failure(msg_id, exc))
+        except (ClientError, BotoCoreError):
+            # AWS refused or failed (throttling, an outage): nothing half-done was
+            # acknowledged, so the client may retry the same request.
+            logger.exception("AWS call failed in %s", body.get("method") if isinstance(body, dict) else "?")
+            error = RpcError(INTERNAL_ERROR, "Service temporarily unavailable; please retry")
+            return HttpReply(503, failure(msg_id, error), headers={"retry-after": "1"})
         except Exception:
             logger.exception("unhandled error in %s", body.get("method") if isinstance(body, dict) else "?")
             return HttpReply(500, failure(msg_id, RpcError(INTERNAL_ERROR, "Internal error")))

@@ -1,0 +1,28 @@
+"""SweeperFunction: every few minutes, fail the tasks nothing else will finish."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from taskgate import wiring
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    report = wiring.sweeper().sweep()
+    for task_id, reason in report.failed.items():
+        logger.warning(
+            "task failed by sweeper", extra={"audit": "status_changed", "taskId": task_id, "reason": reason}
+        )
+    metrics.add_metric(name="TasksSwept", unit=MetricUnit.Count, value=len(report.failed))
+    return {"checked": report.checked, "swept": len(report.failed)}
