@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""What one task costs, measured from real executions of the real state machine under moto.
+
+For each scenario it counts Step Functions state transitions, worker Lambda
+invocations, API requests, and DynamoDB reads and writes in capacity units,
+then prices a million such tasks at us-east-1 list prices.
+
+DynamoDB units are computed from item sizes as DynamoDB defines them (moto's
+ReturnConsumedCapacity is a constant): a write is ceil(size/1 KB) WCU for the
+larger of the item before and after, plus one per index entry it adds, changes
+or removes; a strongly consistent read is ceil(size/4 KB) RCU, an index read half
+that. Lambda durations are not measurable here (moto's emulation dominates), so
+they are assumptions, printed with the prices.
+
+    python scripts/cost_per_task.py [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "layers" / "taskgate"), str(ROOT / "layers" / "tools")]
+
+# us-east-1 list prices (checked 2026-11; on-demand DynamoDB after the Nov 2024 cut).
+PRICES = {
+    "transition": 0.025 / 1000,  # Step Functions Standard, per state transition
+    "lambda_request": 0.20 / 1_000_000,
+    "lambda_gb_second_arm": 0.0000133334,
+    "ddb_wru": 0.625 / 1_000_000,  # per write request unit
+    "ddb_rru": 0.125 / 1_000_000,  # per read request unit
+    "http_api_request": 1.00 / 1_000_000,
+    "ddb_storage_gb_month": 0.25,
+}
+# Assumed, not measured: one worker step of a short tool, one API request.
+WORKER_STEP = {"ms": 120, "mb": 1024}
+API_REQUEST = {"ms": 25, "mb": 512}
+
+
+_observer = threading.local()
+
+
+class Meter:
+    def __init__(self) -> None:
+        self.wcu = 0.0
+        self.rcu = 0.0
+        self.ops: Counter[str] = Counter()
+        self.max_item_bytes = 0
+
+    def write(self, op: str, before: int, after: int, index_changes: int) -> None:
+        if getattr(_observer, "active", False):
+            return
+        self.ops[op] += 1
+        self.wcu += max(1, math.ceil(max(before, after) / 1024)) + index_changes
+        self.max_item_bytes = max(self.max_item_bytes, after)
+
+    def read(self, op: str, size: int, consistent: bool = True) -> None:
+        if getattr(_observer, "active", False):
+            return
+        self.ops[op] += 1
+        units = max(1, math.ceil(size / 4096))
+        self.rcu += units if consistent else units / 2
+
+
+INDEX_KEYS = {"byOwner": ("ownerId", "createdAt"), "byActive": ("activeOwner", "createdAt")}
+
+
+def _index_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> int:
+    changes = 0
+    for keys in INDEX_KEYS.values():
+        b = tuple((before or {}).get(k) for k in keys)
+        a = tuple((after or {}).get(k) for k in keys)
+        b_in, a_in = all(v is not None for v in b), all(v is not None for v in a)
+        if b_in and a_in and a != b:
+            changes += 2  # delete + put in the index
+        elif b_in != a_in:
+            changes += 1
+    return changes
+
+
+@contextmanager
+def metered(meter: Meter) -> Iterator[None]:
+    from moto.dynamodb.models import DynamoDBBackend
+
+    def attrs(item: Any) -> dict[str, Any] | None:
+        return {k: v.value for k, v in item.attrs.items()} if item is not None else None
+
+    def lookup(self: Any, table: str, key: dict[str, Any]) -> Any:
+        try:
+            return self.get_item(table, key)
+        except Exception:
+            return None
+
+    originals: dict[str, Callable[..., Any]] = {}
+
+    def wrap(name: str, fn: Callable[..., Any]) -> None:
+        originals[name] = getattr(DynamoDBBackend, name)
+        setattr(DynamoDBBackend, name, fn)
+
+    from moto.dynamodb.responses import DynamoHandler
+
+    put, update, get, delete, query = (getattr(DynamoDBBackend, n) for n in ("put_item", "update_item", "get_item", "delete_item", "query"))
+    # Per thread: the worker, the state machine and the API call DynamoDB at once.
+    flags = threading.local()
+
+    class _State:
+        def __getitem__(self, key: str) -> bool:
+            return bool(getattr(flags, key, False))
+
+        def __setitem__(self, key: str, value: bool) -> None:
+            setattr(flags, key, value)
+
+    state = _State()
+    handler_originals: dict[str, Callable[..., Any]] = {}
+    for op in ("put_item", "update_item", "delete_item"):
+        # moto's own request handling reads the item around a write; that read is
+        # part of the write, not a read the caller pays for.
+        original = getattr(DynamoHandler, op)
+        handler_originals[op] = original
+
+        def handler(self: Any, *a: Any, __original: Callable[..., Any] = original, **k: Any) -> Any:
+            flags.writing = True
+            try:
+                return __original(self, *a, **k)
+            finally:
+                flags.writing = False
+
+        setattr(DynamoHandler, op, handler)
+
+    def put_item(self: Any, table_name: str, item_attrs: dict[str, Any], *a: Any, **k: Any) -> Any:
+        key = {"taskId": item_attrs["taskId"]}
+        state["inside"] = True
+        try:
+            found = lookup(self, table_name, key)
+            before_size, before_attrs = (found.size(), attrs(found)) if found is not None else (0, None)
+            after = put(self, table_name, item_attrs, *a, **k)
+        finally:
+            state["inside"] = False
+        meter.write("PutItem", before_size, after.size(), _index_changes(before_attrs, attrs(after)))
+        return after
+
+    def update_item(self: Any, table_name: str, key: dict[str, Any], *a: Any, **k: Any) -> Any:
+        state["inside"] = True
+        try:
+            found = lookup(self, table_name, key)
+            # moto updates the item object in place: measure it before the call.
+            before_size, before_attrs = (found.size(), attrs(found)) if found is not None else (0, None)
+            result = update(self, table_name, key, *a, **k)
+            after = lookup(self, table_name, key)
+        finally:
+            state["inside"] = False
+        meter.write("UpdateItem", before_size, after.size() if after else 0, _index_changes(before_attrs, attrs(after)))
+        return result
+
+    def get_item(self: Any, table_name: str, keys: dict[str, Any], *a: Any, **k: Any) -> Any:
+        item = get(self, table_name, keys, *a, **k)
+        if not state["inside"] and not state["writing"]:
+            meter.read("GetItem", item.size() if item is not None else 0)
+        return item
+
+    def delete_item(self: Any, table_name: str, key: dict[str, Any], *a: Any, **k: Any) -> Any:
+        state["inside"] = True
+        try:
+            before = lookup(self, table_name, key)
+        finally:
+            state["inside"] = False
+        state["inside"] = True
+        try:
+            result = delete(self, table_name, key, *a, **k)
+        finally:
+            state["inside"] = False
+        meter.write("DeleteItem", before.size() if before else 0, 0, _index_changes(attrs(before), None))
+        return result
+
+    def query_(self: Any, *a: Any, **k: Any) -> Any:
+        result = query(self, *a, **k)
+        items = result[0] if isinstance(result, tuple) else []
+        meter.read("Query", sum(i.size() for i in items) or 1, consistent=False)
+        return result
+
+    for name, fn in (("put_item", put_item), ("update_item", update_item), ("get_item", get_item),
+                     ("delete_item", delete_item), ("query", query_)):
+        wrap(name, fn)
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(DynamoDBBackend, name, fn)
+        for name, fn in handler_originals.items():
+            setattr(DynamoHandler, name, fn)
+
+
+def _execution_states(runtime: Any, task_id: str) -> list[str]:
+    import boto3
+
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = runtime.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
+    deadline = time.monotonic() + 30
+    while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
+
+
+def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
+    from taskgate import wiring
+
+    server = wiring.mcp_server()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    }
+    requests = 0
+
+    def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal requests
+        requests += 1
+        name_ = params.get("name") if method == "tools/call" else params.get("taskId")
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": str(name_)}
+        body = {"jsonrpc": "2.0", "id": requests, "method": method, "params": {**params, "_meta": meta}}
+        reply = server.handle(body, headers, "cost")
+        assert reply.body and "result" in reply.body, reply.body
+        return reply.body["result"]  # type: ignore[no-any-return]
+
+    def wait(task_id: str, statuses: set[str], polls: list[int]) -> dict[str, Any]:
+        # Waiting is done off the meter (store reads) so only the client's polls count.
+        deadline = time.monotonic() + 30
+        while True:
+            record = wiring.store().get(task_id)
+            assert record is not None
+            if record.status.value in statuses:
+                return {}
+            assert time.monotonic() < deadline, record
+            time.sleep(0.02)
+
+    meter = Meter()
+    with metered(meter):
+        if name == "simple":
+            task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}})["taskId"]
+            with paused(meter):
+                wait(task_id, {"completed"}, [])
+            rpc("tasks/get", {"taskId": task_id})
+        elif name == "one input round":
+            task_id = rpc("tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}})["taskId"]
+            with paused(meter):
+                wait(task_id, {"input_required"}, [])
+            rpc("tasks/get", {"taskId": task_id})
+            rpc("tasks/update", {"taskId": task_id, "inputResponses": {
+                "confirm_delete": {"action": "accept", "content": {"confirm": True}}}})
+            with paused(meter):
+                wait(task_id, {"completed"}, [])
+            rpc("tasks/get", {"taskId": task_id})
+        elif name == "cancelled":
+            task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 30}})["taskId"]
+            with paused(meter):
+                time.sleep(0.3)
+            rpc("tasks/cancel", {"taskId": task_id})
+            rpc("tasks/get", {"taskId": task_id})
+        elif name == "polled 20 times":
+            task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 2}})["taskId"]
+            for _ in range(20):
+                rpc("tasks/get", {"taskId": task_id})
+                with paused(meter):
+                    time.sleep(0.1)
+            with paused(meter):
+                wait(task_id, {"completed"}, [])
+        else:
+            raise ValueError(name)
+        with paused(meter):
+            states = _execution_states(runtime, task_id)
+    invocations = states.count("RunTool")
+    record = wiring.store().get(task_id)
+    return {
+        "scenario": name,
+        "status": record.status.value if record else "?",
+        "states": states,
+        "transitions": len(states),
+        "worker_invocations": invocations,
+        "api_requests": requests,
+        "wcu": meter.wcu,
+        "rcu": meter.rcu,
+        "dynamodb_ops": dict(meter.ops),
+        "item_bytes": meter.max_item_bytes,
+    }
+
+
+@contextmanager
+def paused(meter: Meter) -> Iterator[None]:
+    """Calls this thread makes meanwhile (our own waiting) are not the task's cost;
+    the worker's and the state machine's, on their own threads, still are."""
+    _observer.active = True
+    try:
+        yield
+    finally:
+        _observer.active = False
+
+
+def price(row: dict[str, Any]) -> dict[str, float]:
+    gb_s = lambda spec: spec["ms"] / 1000 * spec["mb"] / 1024  # noqa: E731
+    parts = {
+        "step_functions": row["transitions"] * PRICES["transition"],
+        "worker_lambda": row["worker_invocations"] * (PRICES["lambda_request"] + gb_s(WORKER_STEP) * PRICES["lambda_gb_second_arm"]),
+        "api": row["api_requests"] * (PRICES["http_api_request"] + PRICES["lambda_request"] + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"]),
+        "dynamodb": row["wcu"] * PRICES["ddb_wru"] + row["rcu"] * PRICES["ddb_rru"],
+    }
+    return {k: v * 1_000_000 for k, v in parts.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", help="also write the rows here")
+    args = parser.parse_args()
+    import logging
+
+    logging.disable(logging.CRITICAL)
+    from taskgate.local.runtime import EmbeddedAws
+
+    rows = []
+    for scenario in ("simple", "one input round", "cancelled", "polled 20 times"):
+        runtime = EmbeddedAws().start()
+        try:
+            row = run_scenario(scenario, runtime)
+        finally:
+            runtime.stop()
+        row["usd_per_million"] = price(row)
+        rows.append(row)
+
+    print(f"{'scenario':<17} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'WCU':>5} {'RCU':>5} "
+          f"{'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>6} {'DDB $':>6} {'total $/M tasks':>15}")
+    for r in rows:
+        p = r["usd_per_million"]
+        print(f"{r['scenario']:<17} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
+              f"{r['wcu']:>5g} {r['rcu']:>5g} {r['item_bytes']:>7} {p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} "
+              f"{p['api']:>6.2f} {p['dynamodb']:>6.2f} {sum(p.values()):>15.2f}")
+    print()
+    for r in rows:
+        print(f"{r['scenario']}: {' -> '.join(r['states'])}; DynamoDB ops {r['dynamodb_ops']}")
+    print(f"\nprices: {PRICES}\nassumed durations: worker step {WORKER_STEP}, API request {API_REQUEST}")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
