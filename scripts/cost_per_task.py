@@ -109,7 +109,9 @@ def metered(meter: Meter) -> Iterator[None]:
 
     from moto.dynamodb.responses import DynamoHandler
 
-    put, update, get, delete, query = (getattr(DynamoDBBackend, n) for n in ("put_item", "update_item", "get_item", "delete_item", "query"))
+    put, update, get, delete, query = (
+        getattr(DynamoDBBackend, n) for n in ("put_item", "update_item", "get_item", "delete_item", "query")
+    )
     # Per thread: the worker, the state machine and the API call DynamoDB at once.
     flags = threading.local()
 
@@ -159,7 +161,12 @@ def metered(meter: Meter) -> Iterator[None]:
             after = lookup(self, table_name, key)
         finally:
             state["inside"] = False
-        meter.write("UpdateItem", before_size, after.size() if after else 0, _index_changes(before_attrs, attrs(after)))
+        meter.write(
+            "UpdateItem",
+            before_size,
+            after.size() if after else 0,
+            _index_changes(before_attrs, attrs(after)),
+        )
         return result
 
     def get_item(self: Any, table_name: str, keys: dict[str, Any], *a: Any, **k: Any) -> Any:
@@ -188,8 +195,13 @@ def metered(meter: Meter) -> Iterator[None]:
         meter.read("Query", sum(i.size() for i in items) or 1, consistent=False)
         return result
 
-    for name, fn in (("put_item", put_item), ("update_item", update_item), ("get_item", get_item),
-                     ("delete_item", delete_item), ("query", query_)):
+    for name, fn in (
+        ("put_item", put_item),
+        ("update_item", update_item),
+        ("get_item", get_item),
+        ("delete_item", delete_item),
+        ("query", query_),
+    ):
         wrap(name, fn)
     try:
         yield
@@ -257,8 +269,13 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
             with paused(meter):
                 wait(task_id, {"input_required"}, [])
             rpc("tasks/get", {"taskId": task_id})
-            rpc("tasks/update", {"taskId": task_id, "inputResponses": {
-                "confirm_delete": {"action": "accept", "content": {"confirm": True}}}})
+            rpc(
+                "tasks/update",
+                {
+                    "taskId": task_id,
+                    "inputResponses": {"confirm_delete": {"action": "accept", "content": {"confirm": True}}},
+                },
+            )
             with paused(meter):
                 wait(task_id, {"completed"}, [])
             rpc("tasks/get", {"taskId": task_id})
@@ -311,15 +328,23 @@ def price(row: dict[str, Any]) -> dict[str, float]:
     gb_s = lambda spec: spec["ms"] / 1000 * spec["mb"] / 1024  # noqa: E731
     parts = {
         "step_functions": row["transitions"] * PRICES["transition"],
-        "worker_lambda": row["worker_invocations"] * (PRICES["lambda_request"] + gb_s(WORKER_STEP) * PRICES["lambda_gb_second_arm"]),
-        "api": row["api_requests"] * (PRICES["http_api_request"] + PRICES["lambda_request"] + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"]),
+        "worker_lambda": row["worker_invocations"]
+        * (PRICES["lambda_request"] + gb_s(WORKER_STEP) * PRICES["lambda_gb_second_arm"]),
+        "api": row["api_requests"]
+        * (
+            PRICES["http_api_request"]
+            + PRICES["lambda_request"]
+            + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"]
+        ),
         "dynamodb": row["wcu"] * PRICES["ddb_wru"] + row["rcu"] * PRICES["ddb_rru"],
     }
     return {k: v * 1_000_000 for k, v in parts.items()}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     import logging
@@ -337,13 +362,17 @@ def main() -> int:
         row["usd_per_million"] = price(row)
         rows.append(row)
 
-    print(f"{'scenario':<17} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'WCU':>5} {'RCU':>5} "
-          f"{'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>6} {'DDB $':>6} {'total $/M tasks':>15}")
+    print(
+        f"{'scenario':<17} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'WCU':>5} {'RCU':>5} "
+        f"{'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>6} {'DDB $':>6} {'total $/M tasks':>15}"
+    )
     for r in rows:
         p = r["usd_per_million"]
-        print(f"{r['scenario']:<17} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
-              f"{r['wcu']:>5g} {r['rcu']:>5g} {r['item_bytes']:>7} {p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} "
-              f"{p['api']:>6.2f} {p['dynamodb']:>6.2f} {sum(p.values()):>15.2f}")
+        print(
+            f"{r['scenario']:<17} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
+            f"{r['wcu']:>5g} {r['rcu']:>5g} {r['item_bytes']:>7} {p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} "
+            f"{p['api']:>6.2f} {p['dynamodb']:>6.2f} {sum(p.values()):>15.2f}"
+        )
     print()
     for r in rows:
         print(f"{r['scenario']}: {' -> '.join(r['states'])}; DynamoDB ops {r['dynamodb_ops']}")

@@ -26,6 +26,13 @@ class WorkerEvent(BaseModel):
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task_id = WorkerEvent.model_validate(event).taskId
     logger.append_keys(taskId=task_id)
-    outcome = wiring.run_worker_step(task_id)
+    try:
+        outcome = wiring.run_worker_step(task_id, context.get_remaining_time_in_millis)
+    except wiring.TaskgateInputRequired:
+        record_step(logger, metrics, task_id, {"kind": "input_required"})
+        raise
+    except wiring.TaskgateContinue:
+        record_step(logger, metrics, task_id, {"kind": "continue"})
+        raise
     record_step(logger, metrics, task_id, outcome)
     return outcome

@@ -206,12 +206,16 @@ def test_a_crash_outside_the_tool_fails_the_task_with_a_reason(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The worker Lambda itself crashes (not the tool): the state machine's catch-all records it.
-    monkeypatch.setattr(wiring, "run_worker_step", lambda task_id: (_ for _ in ()).throw(MemoryError("boom")))
+    monkeypatch.setattr(
+        wiring,
+        "run_worker_step",
+        lambda task_id, remaining_ms=None: (_ for _ in ()).throw(MemoryError("boom")),
+    )
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     done = mcp.wait(task_id)
     assert done["status"] == "failed"
     assert done["error"]["code"] == -32603
-    assert "failed outside the tool" in done["statusMessage"]
+    assert done["statusMessage"] == "The task failed outside the tool: MemoryError"
     assert _wait_execution_ended(aws, task_id)["status"] == "FAILED"
 
 
@@ -310,10 +314,49 @@ def test_a_question_asked_after_cancel_never_parks_the_task(
     task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     assert running.wait(10)
     mcp.result("tasks/cancel", {"taskId": task_id})
-    # The park write is conditional on 'working': it loses, and the execution just ends.
+    # Storing the questions is conditional on 'working': it loses, the step ends
+    # normally and the execution with it, never entering AwaitInput.
     assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
-    # ...and it is recognised as a lost race, not routed through the failure path.
-    assert _states_entered(aws, task_id) == ["RunTool", "NeedsInput", "AwaitInput", "Done"]
+    assert _states_entered(aws, task_id) == ["RunTool"]
     row = table_items(aws)[0]
     assert row["status"]["S"] == "cancelled"
     assert "taskToken" not in row and "inputRequests" not in row
+
+
+def test_a_cancel_between_asking_and_parking_wins(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = wiring.store()
+    original_ask = store.ask
+
+    def ask_then_cancel(task_id: str, *args: Any, **kwargs: Any) -> None:
+        original_ask(task_id, *args, **kwargs)
+        wiring.task_service().cancel("anonymous", task_id)  # lands before the park write
+
+    monkeypatch.setattr(store, "ask", ask_then_cancel)
+    monkeypatch.setattr(wiring.workflow(), "stop", lambda task_id, reason: None)
+    task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
+    assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
+    # The park write's condition loses and the Catch recognises the race (no RecordFailure).
+    assert _states_entered(aws, task_id) == ["RunTool", "AwaitInput", "Done"]
+    row = table_items(aws)[0]
+    assert row["status"]["S"] == "cancelled" and "taskToken" not in row
+
+
+def test_a_checkpointing_tool_runs_across_several_short_invocations(
+    mcp: Mcp, aws: EmbeddedAws, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each worker invocation gets 1 s (as if the Lambda timeout were 1 s); a checkpoint
+    # with under 0.7 s left ends the step and the state machine runs the next one.
+    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("WORKER_STEP_SECONDS", "1")
+    monkeypatch.setenv("STEP_YIELD_MARGIN_MS", "700")
+    wiring.reset()
+    task_id = mcp.call("orders_report", {"year": 2023, "orders": 1200, "pause_seconds": 0.15})["taskId"]
+    done = mcp.wait(task_id, timeout=60)
+    assert done["status"] == "completed", done
+    steps = _states_entered(aws, task_id)
+    assert set(steps) == {"RunTool"} and len(steps) >= 3, steps  # several invocations, one task
+    report = done["result"]["structuredContent"]
+    assert [m["month"] for m in report["months"]] == [f"2023-{m:02d}" for m in range(1, 13)]
+    assert report["orders"] == 1200  # every order counted exactly once across the steps

@@ -159,7 +159,7 @@ def test_park_write_fails(
 def test_worker_lambda_crashes_or_times_out(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def timeout(task_id: str) -> dict[str, Any]:
+    def timeout(task_id: str, remaining_ms: Any = None) -> dict[str, Any]:
         raise TimeoutError("Task timed out after 900.00 seconds")
 
     monkeypatch.setattr(wiring, "run_worker_step", timeout)
@@ -277,6 +277,9 @@ def test_duplicate_and_late_send_task_success(mcp: Mcp, aws: EmbeddedAws) -> Non
         },
     )
     assert mcp.wait(task_id)["status"] == "completed"
+    # moto (unlike AWS) still accepts a used token while the execution runs its last
+    # step; once it has ended the token is refused, as AWS refuses it at once.
+    _wait_executions(aws)
     # The same token again (a retried request, a replayed message): refused, nothing changes.
     assert wiring.workflow().resume(token) is False
     assert _settle(aws)[0]["status"]["S"] == "completed"

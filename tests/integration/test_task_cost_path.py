@@ -17,16 +17,17 @@ def _trace(*args: Any) -> dict[str, Any]:
     return module.trace(*args)  # type: ignore[no-any-return]
 
 
-def test_simple_task_is_three_states_and_two_writes() -> None:
+def test_simple_task_is_one_state_and_two_writes() -> None:
     out = _trace("greet", {"name": "cost"}, None)
     assert out["status"] == "completed"
-    assert out["states"] == ["RunTool", "NeedsInput", "Done"]
+    assert out["states"] == ["RunTool"]
     assert out["lambda_invocations"] == 1
     assert [w.split()[0] for w in out["dynamodb_writes"]] == ["put_item", "update_item"]
 
 
-def test_one_input_round_adds_one_park_and_one_answer_write() -> None:
+def test_one_input_round_is_three_states_and_five_writes() -> None:
     answer = {"confirm_delete": {"action": "accept", "content": {"confirm": True}}}
     out = _trace("confirm_delete", {"filename": "a"}, answer)
-    assert out["states"] == ["RunTool", "NeedsInput", "AwaitInput", "RunTool", "NeedsInput", "Done"]
-    assert len(out["dynamodb_writes"]) == 4
+    assert out["states"] == ["RunTool", "AwaitInput", "RunTool"]
+    # put, the questions, the park (state machine), the answer, the result
+    assert len(out["dynamodb_writes"]) == 5

@@ -29,6 +29,7 @@ class Settings:
     max_task_runtime_seconds: int
     stale_after_seconds: int
     result_bucket: str
+    step_yield_margin_ms: int
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -52,4 +53,6 @@ class Settings:
             max_task_runtime_seconds=_int("MAX_TASK_RUNTIME_SECONDS", 86_400),
             stale_after_seconds=_int("STALE_AFTER_SECONDS", 300),
             result_bucket=os.environ.get("RESULT_BUCKET", ""),
+            # A checkpoint with less time than this left in the invocation ends the step.
+            step_yield_margin_ms=_int("STEP_YIELD_MARGIN_MS", 60_000),
         )

@@ -22,6 +22,7 @@ METRIC_FOR_STATUS = {
     "completed": "TasksCompleted",
     "failed": "TasksFailed",
     "input_required": "InputRequested",
+    "continue": "StepsContinued",
 }
 
 
@@ -36,7 +37,8 @@ def audit_hook(logger: Logger, metrics: Metrics) -> Callable[[str, dict[str, Any
 
 
 def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: dict[str, Any]) -> None:
-    status = "input_required" if outcome.get("kind") == "input_required" else outcome.get("status")
+    kind = outcome.get("kind")
+    status = kind if kind in {"input_required", "continue"} else outcome.get("status")
     logger.info("step finished", extra={"audit": "step_finished", "taskId": task_id, "status": status})
     metric = METRIC_FOR_STATUS.get(status or "")
     # Always emit something: an empty flush is a warning and a lost data point.

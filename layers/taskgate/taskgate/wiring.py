@@ -7,11 +7,12 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
-from .adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
+from .adapters.dynamodb_store import DynamoDBTaskStore
 from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
@@ -96,6 +97,7 @@ def worker() -> Worker:
         blobs=blobs(),
         max_inline_result_bytes=s.max_inline_result_bytes,
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
+        yield_margin_ms=s.step_yield_margin_ms,
     )
 
 
@@ -112,19 +114,23 @@ def sweeper() -> Sweeper:
     )
 
 
-def run_worker_step(task_id: str) -> dict[str, Any]:
-    """One RunTool step, in the shape the state machine reads (see task.asl.json)."""
-    outcome = worker().run_step(task_id)
-    if outcome.get("kind") == "input_required":
-        # AwaitInput writes these values straight into the row, so they go out
-        # already in DynamoDB's attribute encoding.
-        expiry = outcome["expiry"]
-        return {
-            "kind": "input_required",
-            "inputRequests": input_requests_attribute(outcome["inputRequests"]),
-            "expiresAt": {"N": str(-(-expiry.expires_at_ms // 1000))},
-            "ttlMs": {"N": str(expiry.ttl_ms)},
-        }
+class TaskgateInputRequired(Exception):
+    """The step ended with questions stored: the state machine parks (its Catch)."""
+
+
+class TaskgateContinue(Exception):
+    """The step ended at a checkpoint: the state machine runs the next one (its Catch)."""
+
+
+def run_worker_step(task_id: str, remaining_ms: Callable[[], int] | None = None) -> dict[str, Any]:
+    """One RunTool step. Finishing is the plain return, which ends the execution in
+    one state transition; parking and continuing leave RunTool through its Catch
+    rules, by these two error names (see task.asl.json)."""
+    outcome = worker().run_step(task_id, remaining_ms)
+    if outcome["kind"] == "input_required":
+        raise TaskgateInputRequired(task_id)
+    if outcome["kind"] == "continue":
+        raise TaskgateContinue(task_id)
     return outcome
 
 

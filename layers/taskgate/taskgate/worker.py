@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from .domain.errors import TransitionRejected
 from .domain.model import Outcome, TaskRecord, TaskStatus
 from .domain.ports import BlobStore, Clock, TaskStore
-from .tools.context import InputNeeded, ProtocolError, TaskCancelled, ToolContext
+from .tools.context import InputNeeded, ProtocolError, TaskCancelled, TaskYield, ToolContext
 from .tools.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
@@ -33,10 +34,19 @@ def _done(status: TaskStatus | None) -> dict[str, Any]:
 
 
 class _StoreControl:
-    def __init__(self, store: TaskStore, record: TaskRecord, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: TaskStore,
+        record: TaskRecord,
+        clock: Clock,
+        remaining_ms: Callable[[], int] | None,
+        yield_margin_ms: int,
+    ) -> None:
         self._store = store
         self._record = record
         self._clock = clock
+        self._remaining_ms = remaining_ms
+        self._yield_margin_ms = yield_margin_ms
         # Clients poll no faster than pollIntervalMs, so a message written more
         # often is never seen; each skipped write is a DynamoDB write not paid for.
         self._min_interval = record.poll_interval_ms / 1000
@@ -63,6 +73,8 @@ class _StoreControl:
             self._store.save_checkpoint(self._record.task_id, state, at, self._record.kept_alive(at))
         except TransitionRejected as exc:
             raise TaskCancelled(self._record.task_id) from exc
+        if self._remaining_ms is not None and self._remaining_ms() < self._yield_margin_ms:
+            raise TaskYield(self._record.task_id)
 
 
 class Worker:
@@ -75,6 +87,7 @@ class Worker:
         blobs: BlobStore | None = None,
         max_inline_result_bytes: int = 262_144,
         max_runtime_ms: int = 0,
+        yield_margin_ms: int = 60_000,
     ) -> None:
         self._store = store
         self._tools = tools
@@ -82,10 +95,12 @@ class Worker:
         self._blobs = blobs
         self._max_inline = max_inline_result_bytes
         self._max_runtime_ms = max_runtime_ms
+        self._yield_margin_ms = yield_margin_ms
 
-    def run_step(self, task_id: str) -> dict[str, Any]:
-        """``{"kind": "done", …}``, or ``{"kind": "input_required", "inputRequests": …,
-        "expiry": Expiry}`` for the state machine to park on."""
+    def run_step(self, task_id: str, remaining_ms: Callable[[], int] | None = None) -> dict[str, Any]:
+        """``{"kind": "done", "status": …}``; ``{"kind": "input_required"}`` once the
+        questions are stored, for the state machine to park; or ``{"kind": "continue"}``
+        when the tool checkpointed with too little time left in this invocation."""
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
             return _done(None)
@@ -98,16 +113,19 @@ class Worker:
             task_id=task_id,
             answers=record.input_responses,
             state=record.checkpoint,
-            control=_StoreControl(self._store, record, self._clock),
+            control=_StoreControl(self._store, record, self._clock, remaining_ms, self._yield_margin_ms),
         )
         try:
             result = tool.run(record.arguments, ctx)
         except InputNeeded as need:
-            return {
-                "kind": "input_required",
-                "inputRequests": need.requests,
-                "expiry": record.kept_alive(self._clock()),
-            }
+            at = self._clock()
+            try:
+                self._store.ask(task_id, need.requests, at, record.kept_alive(at))
+            except TransitionRejected:
+                return _done(None)  # cancelled while the tool ran: never park
+            return {"kind": "input_required"}
+        except TaskYield:
+            return {"kind": "continue"}
         except TaskCancelled:
             return _done(None)
         except ProtocolError as exc:

@@ -44,11 +44,12 @@ class OrdersReport(BaseModel):
     title="Yearly orders report",
 )
 def orders_report(args: OrdersReportInput, ctx: ToolContext) -> OrdersReport:
+    # Months already aggregated by an earlier invocation come back in ctx.state.
+    months = [MonthTotal.model_validate(m) for m in (ctx.state or {}).get("months", [])]
     ctx.progress(f"Preparing {args.orders} sample orders for {args.year}")
     con = sqlite3.connect(ensure_orders(args.year, args.orders))
     try:
-        months: list[MonthTotal] = []
-        for m in range(1, 13):
+        for m in range(len(months) + 1, 13):
             prefix = f"{args.year}-{m:02d}"
             count, cents = con.execute(
                 "SELECT COUNT(*), COALESCE(SUM(quantity * unit_price_cents), 0)"
@@ -68,6 +69,9 @@ def orders_report(args: OrdersReportInput, ctx: ToolContext) -> OrdersReport:
             if args.pause_seconds:
                 time.sleep(args.pause_seconds)
             ctx.progress(f"Aggregated {m}/12 months ({prefix}: {count} orders)")
+            # Each month is kept: if this invocation runs short of time, the next
+            # one starts at the following month instead of January.
+            ctx.checkpoint({"months": [x.model_dump() for x in months]})
     finally:
         con.close()
     return OrdersReport(

@@ -49,8 +49,8 @@ def _expires_at_seconds(expires_at_ms: int) -> int:
 
 
 def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
-    """The DynamoDB value for ``inputRequests``; the state machine writes it verbatim
-    when it parks, so the worker hands it over already encoded."""
+    """The DynamoDB value for ``inputRequests``: one JSON string per question key, so
+    answers can be matched and removed key by key with conditional updates."""
     return {"M": {key: _s(_dumps(req)) for key, req in requests.items()}}
 
 
@@ -261,6 +261,22 @@ class DynamoDBTaskStore:
             if "LastEvaluatedKey" not in page:
                 return ids
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+        """Store the questions while still working; the state machine's park write
+        then flips the status and adds the task token."""
+        self._update(
+            task_id,
+            UpdateExpression=f"SET inputRequests = :requests, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            ConditionExpression="#status = :working",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":requests": input_requests_attribute(requests),
+                ":now": _t(now_ms),
+                ":working": _s("working"),
+                **_alive_values(alive),
+            },
+        )
 
     def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
         self._update(

@@ -33,6 +33,9 @@ class TaskStore(Protocol):
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
 
+    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+        """Store outstanding questions while working; raise TransitionRejected otherwise."""
+
     def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
         """Persist a tool checkpoint while active; raise TransitionRejected otherwise."""
 

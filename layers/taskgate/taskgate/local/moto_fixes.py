@@ -11,6 +11,9 @@ moto exactly as it talks to AWS.
    On an execution that already ended, moto raises; AWS does not, nor do we.
 3. Lambda invocation needs a Docker engine. We run the real worker handler
    in-process instead, through the one method every invocation passes.
+4. A Catch whose ``Next`` is the state that failed (RunTool's continue loop) ends
+   the execution in moto: it decides "Next was overridden" by comparing names.
+   We mark a caught error explicitly so the state honours the Catch, as AWS does.
 """
 
 from __future__ import annotations
@@ -77,4 +80,30 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
             return json.dumps(body), True, traceback.format_exc()
 
     LambdaFunction._invoke_lambda = invoke_in_process  # type: ignore[method-assign]
+
+    from moto.stepfunctions.parser.asl.component.common.catch.catcher_decl import CatcherDecl
+    from moto.stepfunctions.parser.asl.component.state.state import CommonStateField
+
+    original_catch = CatcherDecl._eval_body
+    original_set_next = CommonStateField._set_next
+
+    def catch(self: Any, env: Any) -> None:
+        original_catch(self, env)
+        if (
+            env.next_state_name == self.next_decl.name
+            and env.stack
+            and type(env.stack[-1]).__name__ == "CatcherOutcomeCaught"
+        ):
+            env.taskgate_caught_next = self.next_decl.name
+
+    def set_next(self: Any, env: Any) -> None:
+        caught = getattr(env, "taskgate_caught_next", None)
+        if caught is not None:
+            env.taskgate_caught_next = None
+            env.next_state_name = caught
+            return
+        original_set_next(self, env)
+
+    CatcherDecl._eval_body = catch  # type: ignore[method-assign]
+    CommonStateField._set_next = set_next  # type: ignore[method-assign]
     _applied = True

@@ -12,6 +12,7 @@ import importlib.util
 import io
 import json
 import os
+import time
 import zipfile
 from pathlib import Path
 from types import ModuleType
@@ -98,8 +99,13 @@ class _LambdaContext:
     log_group_name = f"/aws/lambda/{WORKER_NAME}"
     log_stream_name = "local"
 
+    def __init__(self) -> None:
+        # Like Lambda's timeout, from the start of the invocation; tests shorten it.
+        budget = float(os.environ.get("WORKER_STEP_SECONDS", "900"))
+        self._deadline = time.monotonic() + budget
+
     def get_remaining_time_in_millis(self) -> int:
-        return 900_000
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 class EmbeddedAws:

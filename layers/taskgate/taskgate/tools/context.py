@@ -44,6 +44,11 @@ class TaskCancelled(Exception):
     """The task was cancelled (or ended) under the tool; stop now."""
 
 
+class TaskYield(Exception):
+    """Raised by ``checkpoint`` when this invocation is nearly out of time: the step
+    ends and the next one resumes the tool from the saved state."""
+
+
 @dataclass(frozen=True)
 class Elicit:
     """A form-mode elicitation: a message and a flat JSON schema of what to ask."""
@@ -134,7 +139,12 @@ class ToolContext:
         return self._control.is_cancelled()
 
     def checkpoint(self, state: Any) -> None:
-        """Persist ``state``; a replayed run (after a question) sees it as ``ctx.state``."""
+        """Persist ``state``: the next run of this tool (after a question, or in a fresh
+        invocation when this one is nearly out of time) starts with it as ``ctx.state``.
+
+        Work done before a checkpoint is never repeated, so a tool that checkpoints
+        often can run for hours across invocations of at most 15 minutes each.
+        """
         self._control.checkpoint(state)
         self.state = state
 
