@@ -17,6 +17,7 @@ METRIC_FOR_EVENT = {
     "cancel_requested": "CancelRequested",
     "input_submitted": "InputSubmitted",
     "denied": "TaskAccessDenied",
+    "result_fetched": "ResultsFetched",
 }
 METRIC_FOR_STATUS = {
     "completed": "TasksCompleted",

@@ -128,7 +128,11 @@ class Era2026(EraBase):
 
     def _tasks_get(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         self._require_tasks(request)
-        return w.detailed_task(self._get(ctx, "tasks/get", task_id_param(request.params)))
+        record = self._get(ctx, "tasks/get", task_id_param(request.params))
+        if record.status.terminal:
+            # In this era the result travels inline: this read is the fetch.
+            self._audit("result_fetched", {"taskId": record.task_id, "owner": ctx.owner})
+        return w.detailed_task(record)
 
     def _tasks_update(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         self._require_tasks(request)
