@@ -18,14 +18,18 @@ metrics = Metrics()
 
 class WorkerEvent(BaseModel):
     taskId: str = Field(min_length=1, max_length=80)
+    executionArn: str | None = None
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task_id = WorkerEvent.model_validate(event).taskId
-    logger.append_keys(taskId=task_id)
+    step = WorkerEvent.model_validate(event)
+    task_id = step.taskId
+    # Every line of this invocation names the task and its execution, so one search
+    # in CloudWatch Logs follows a task across the API, the worker and the state machine.
+    logger.append_keys(taskId=task_id, executionArn=step.executionArn)
     try:
         outcome = wiring.run_worker_step(task_id, context.get_remaining_time_in_millis)
     except wiring.TaskgateInputRequired:

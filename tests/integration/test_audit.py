@@ -68,6 +68,16 @@ def test_audit_lines_and_metrics_per_outcome(
     aws: EmbeddedAws, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level("INFO")
+    import io
+    import logging
+
+    # A second handler on the Powertools logger, with its formatter: the JSON lines
+    # exactly as Lambda would print them, appended keys included.
+    formatted = io.StringIO()
+    powertools = logging.getLogger("taskgate")
+    mirror = logging.StreamHandler(formatted)
+    mirror.setFormatter(powertools.handlers[0].formatter)
+    powertools.addHandler(mirror)
     api = _load("functions/api/api_handler.py")
 
     def call(method: str, params: dict[str, Any], sub: str = "alice") -> dict[str, Any]:
@@ -95,7 +105,8 @@ def test_audit_lines_and_metrics_per_outcome(
     call("tasks/cancel", {"taskId": long_id})
     assert "error" in call("tasks/get", {"taskId": done_id}, sub="mallory")
     call("tools/call", {"name": "failing_job", "arguments": {}})
-    while any(not (wiring.store().get(t) or None).status.terminal for t in (done_id, ask_id)):  # type: ignore[union-attr]
+    failed_id = call("tools/call", {"name": "protocol_error_job", "arguments": {}})["result"]["taskId"]
+    while any(not (wiring.store().get(t) or None).status.terminal for t in (done_id, ask_id, failed_id)):  # type: ignore[union-attr]
         assert time.monotonic() < deadline + 10
         time.sleep(0.05)
     time.sleep(0.3)
@@ -133,6 +144,7 @@ def test_audit_lines_and_metrics_per_outcome(
         "InputRequested",
     } <= metrics
 
+    powertools.removeHandler(mirror)
     # Task ids may be logged; what callers sent and got back may not.
-    assert SECRET not in text and SECRET not in logged
+    assert SECRET not in text and SECRET not in logged and SECRET not in formatted.getvalue()
     assert "finished after" not in logged

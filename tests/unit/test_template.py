@@ -110,3 +110,34 @@ def test_no_policy_grants_every_action() -> None:
 def test_samconfig_environments_validate(env: str) -> None:
     done = _run(str(BIN / "sam"), "validate", "--lint", "--config-env", env)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_alarms_and_dashboard_use_metrics_the_code_emits() -> None:
+    import re
+
+    from taskgate.observability import EMITTED_METRICS
+
+    resources = _template()["Resources"]
+    monitoring = {k: v for k, v in resources.items() if v.get("Condition") == "MonitoringEnabled"}
+    assert {
+        "FailedTaskRateAlarm",
+        "StuckTasksAlarm",
+        "ThrottlesAlarm",
+        "StateMachineFailuresAlarm",
+        "Dashboard",
+    } <= set(monitoring)
+    ours: set[str] = set()
+    for name, res in monitoring.items():
+        props = res["Properties"]
+        if props.get("Namespace") == "taskgate":
+            ours.add(props["MetricName"])
+        for metric in props.get("Metrics", []):
+            stat = metric.get("MetricStat", {}).get("Metric", {})
+            if stat.get("Namespace") == "taskgate":
+                ours.add(stat["MetricName"])
+        if name == "Dashboard":
+            body = props["DashboardBody"]["Fn::Sub"]
+            ours |= set(re.findall(r'\["taskgate", "(\w+)"', body))
+            ours |= set(re.findall(r'\[".", "(\w+)", ".", "."\]', body.split("AWS/Lambda")[0]))
+    assert ours and ours <= EMITTED_METRICS, ours - EMITTED_METRICS
+    assert {"TasksFailed", "TasksCompleted", "TasksSwept", "TimeToTerminal", "TasksCancelled"} <= ours

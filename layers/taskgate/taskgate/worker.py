@@ -27,10 +27,14 @@ logger = logging.getLogger(__name__)
 _ROW_BUDGET_BYTES = 350_000
 
 
-def _done(status: TaskStatus | None) -> dict[str, Any]:
+def _done(status: TaskStatus | None, record: TaskRecord | None = None, now_ms: int = 0) -> dict[str, Any]:
     # ``status`` is what this step ended the task as (None if it ended elsewhere,
-    # e.g. cancelled); the state machine reads only ``kind``.
-    return {"kind": "done", "status": status.value if status else None}
+    # e.g. cancelled); ``ageMs`` is its time from creation to that end, for metrics.
+    out: dict[str, Any] = {"kind": "done", "status": status.value if status else None}
+    if status is not None and record is not None:
+        out["ageMs"] = now_ms - record.created_at_ms
+        out["owner"] = record.owner
+    return out
 
 
 class _StoreControl:
@@ -171,7 +175,7 @@ class Worker:
         if not wrote and ref is not None and self._blobs is not None:
             # Cancelled meanwhile: nobody will ever read this object.
             self._blobs.delete(ref)
-        return _done(TaskStatus.COMPLETED if wrote else None)
+        return _done(TaskStatus.COMPLETED if wrote else None, record, now)
 
     def _fail(self, record: TaskRecord, code: int, message: str) -> dict[str, Any]:
         return self._finish_failed(record, {"code": code, "message": message}, message)
@@ -188,4 +192,4 @@ class Worker:
             now_ms=now,
             alive=record.kept_alive(now),
         )
-        return _done(TaskStatus.FAILED if wrote else None)
+        return _done(TaskStatus.FAILED if wrote else None, record, now)
