@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript clean
+.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -39,6 +39,10 @@ conformance: setup
 # End-to-end tests with the released MCP client libraries (installed under .tools/).
 clients: setup
 	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py
+
+# Many tasks at once against a fresh local server (loopback only, bounded).
+load: setup
+	$(PY) bench/load.py --n 50 --n 200 --mix
 
 # A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
 transcript: setup

@@ -29,7 +29,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task_id = step.taskId
     # Every line of this invocation names the task and its execution, so one search
     # in CloudWatch Logs follows a task across the API, the worker and the state machine.
-    logger.append_keys(taskId=task_id, executionArn=step.executionArn)
+    # Thread-safe keys: one Lambda runs one step at a time, but the local runtime runs
+    # many steps in threads of one process, and shared keys would cross between them.
+    logger.thread_safe_clear_keys()
+    logger.thread_safe_append_keys(taskId=task_id, executionArn=step.executionArn)
     try:
         outcome = wiring.run_worker_step(task_id, context.get_remaining_time_in_millis)
     except wiring.TaskgateInputRequired:

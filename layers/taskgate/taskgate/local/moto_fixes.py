@@ -14,6 +14,12 @@ moto exactly as it talks to AWS.
 4. A Catch whose ``Next`` is the state that failed (RunTool's continue loop) ends
    the execution in moto: it decides "Next was overridden" by comparing names.
    We mark a caught error explicitly so the state honours the Catch, as AWS does.
+5. moto is not thread-safe where AWS is atomic: its DynamoDB applies an update one
+   attribute at a time on the live item (a concurrent read can see "completed"
+   without the result) and iterates tables while other threads write; its ASL
+   parser keeps a class-level stack, so two executions starting at once corrupt
+   each other. Each DynamoDB request and each parse runs under a lock here. The
+   locks never nest into other moto calls, so they cannot deadlock.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 _applied = False
+_SIGNALS = {"TaskgateInputRequired", "TaskgateContinue"}
 _invoke: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 logger = logging.getLogger(__name__)
 
@@ -74,7 +82,9 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
                 raise RuntimeError("moto_fixes.apply() was not called")
             return json.dumps(_invoke(payload)), False, ""
         except Exception as exc:
-            logger.exception("worker invocation failed")
+            # Parking and continuing are signalled as errors by design (see task.asl.json).
+            if type(exc).__name__ not in _SIGNALS:
+                logger.exception("worker invocation failed")
             # Shaped like Lambda's own error payload, so Catch/Retry see what AWS would send.
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
             return json.dumps(body), True, traceback.format_exc()
@@ -106,4 +116,25 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
 
     CatcherDecl._eval_body = catch  # type: ignore[method-assign]
     CommonStateField._set_next = set_next  # type: ignore[method-assign]
+
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    dynamodb_lock = threading.RLock()
+    original_call_action = DynamoHandler.call_action
+
+    def call_action(self: Any) -> Any:
+        with dynamodb_lock:
+            return original_call_action(self)
+
+    DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+
+    parse_lock = threading.Lock()
+    original_parse = AmazonStateLanguageParser.parse
+
+    def parse(definition: str) -> Any:
+        with parse_lock:
+            return original_parse(definition)
+
+    AmazonStateLanguageParser.parse = staticmethod(parse)  # type: ignore[method-assign]
     _applied = True
