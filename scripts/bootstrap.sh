@@ -15,7 +15,8 @@ find_python() {
 }
 
 stamp=.venv/.installed
-if [ -f "$stamp" ] && [ "$stamp" -nt requirements-dev.txt ] && [ "$stamp" -nt layers/taskgate/requirements.txt ]; then
+if [ -f "$stamp" ] && [ "$stamp" -nt requirements-dev.txt ] && [ "$stamp" -nt layers/taskgate/requirements.txt ] \
+  && [ "$stamp" -nt pyproject.toml ]; then
   exit 0
 fi
 PY=$(find_python) || { echo "bootstrap: need Python >= 3.12 (3.13 preferred, the Lambda runtime)" >&2; exit 1; }
@@ -23,4 +24,6 @@ echo "bootstrap: creating .venv with $("$PY" --version) ($PY)"
 "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements-dev.txt
+# The project itself, editable: puts the `taskgate` command (cli/) in .venv/bin.
+.venv/bin/python -m pip install -q -e .
 touch "$stamp"

@@ -1,0 +1,132 @@
+"""The live status line: one redrawn line on a terminal, one line per change elsewhere."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from typing import TextIO
+
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_OF = re.compile(r"(\d+(?:\.\d+)?)[A-Za-z]*\s+of\s+(\d+(?:\.\d+)?)")
+_SLASH = re.compile(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
+
+
+def fraction(message: str | None) -> float | None:
+    """A completed fraction read from a status message: ``40%``, ``2.0s of 5s``, ``3/12``."""
+    if not message:
+        return None
+    if match := _PERCENT.search(message):
+        return min(max(float(match.group(1)) / 100, 0.0), 1.0)
+    for pattern in (_OF, _SLASH):
+        if (match := pattern.search(message)) and float(match.group(2)) > 0:
+            return min(max(float(match.group(1)) / float(match.group(2)), 0.0), 1.0)
+    return None
+
+
+class Symbols:
+    """Unicode where the output can encode it, ASCII otherwise."""
+
+    def __init__(self, encoding: str | None) -> None:
+        try:
+            "⠋—…✓✗█░".encode(encoding or "ascii")
+            fancy = True
+        except (UnicodeEncodeError, LookupError):
+            fancy = False
+        self.frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" if fancy else "|/-\\"
+        self.dash = "—" if fancy else "-"
+        self.ellipsis = "…" if fancy else "..."
+        self.ok = "✓" if fancy else "OK"
+        self.bad = "✗" if fancy else "X"
+        self.full = "█" if fancy else "#"
+        self.empty = "░" if fancy else "-"
+        self.ask = "?"
+
+
+def format_elapsed(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class Display:
+    """Shows a task's status and statusMessage while the CLI waits on it.
+
+    On a terminal: a spinner line redrawn in place with ``\\r`` and erase-line
+    (never wider than the terminal, so it never wraps). Elsewhere (a pipe, a
+    file, CI logs): one plain line each time the status or message changes.
+    ``quiet`` shows nothing (``--json``).
+    """
+
+    BAR_WIDTH = 16
+
+    def __init__(self, out: TextIO, *, tty: bool, quiet: bool = False) -> None:
+        self.out = out
+        self.tty = tty
+        self.quiet = quiet
+        self.sym = Symbols(getattr(out, "encoding", None))
+        self.started = time.monotonic()
+        self.status = ""
+        self.message: str | None = None
+        self.prefix = ""
+        self._frame = 0
+        self._drawn = False
+        self._last_plain: tuple[str, str, str | None] | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def update(self, status: str, message: str | None, prefix: str = "") -> None:
+        self.status, self.message, self.prefix = status, message, prefix
+        if self.quiet:
+            return
+        if self.tty:
+            self._draw()
+        elif (prefix, status, message) != self._last_plain:
+            self._last_plain = (prefix, status, message)
+            text = f"{prefix}{status}" + (f": {message}" if message else "")
+            self.out.write(f"[{format_elapsed(self.elapsed()):>7}] {text}\n")
+            self.out.flush()
+
+    def tick(self) -> None:
+        """Advance the spinner (terminal only)."""
+        if self.tty and not self.quiet and self.status:
+            self._frame += 1
+            self._draw()
+
+    def _draw(self) -> None:
+        width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+        frames = self.sym.frames
+        parts = [frames[self._frame % len(frames)], format_elapsed(self.elapsed()), self.prefix + self.status]
+        done = fraction(self.message)
+        if done is not None and self.status in ("working", "input_required"):
+            filled = round(done * self.BAR_WIDTH)
+            bar = self.sym.full * filled + self.sym.empty * (self.BAR_WIDTH - filled)
+            parts.append(f"{bar} {done * 100:3.0f}%")
+        if self.message:
+            parts.append(self.message)
+        line = "  ".join(parts)
+        if len(line) > width:
+            line = line[: width - len(self.sym.ellipsis)] + self.sym.ellipsis
+        self.out.write("\r\x1b[2K" + line)
+        self.out.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        """Erase the spinner line so that something else can be printed."""
+        if self._drawn:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+            self._drawn = False
+
+    def line(self, text: str) -> None:
+        """Print a permanent line above the spinner (which the next tick redraws)."""
+        if self.quiet:
+            return
+        self.clear()
+        self.out.write(text + "\n")
+        self.out.flush()
