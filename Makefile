@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load clean
+.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load bench bench-quick clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -39,6 +39,14 @@ conformance: setup
 # End-to-end tests with the released MCP client libraries (installed under .tools/).
 clients: setup
 	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py
+
+# Cold start, warm per-request cost, loopback throughput vs FastMCP, memory
+# (medians on a shared machine: read the ratios; writes bench/results/latest.json).
+bench: setup
+	$(PY) bench/run.py
+
+bench-quick: setup
+	$(PY) bench/run.py --quick
 
 # Many tasks at once against a fresh local server (loopback only, bounded).
 load: setup

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
@@ -13,8 +13,10 @@ from taskgate.http_app import create_app
 from taskgate.observability import audit_hook
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
+# No Powertools Tracer here: the X-Ray SDK it loads was the largest single item of
+# this function's cold start. Lambda's active tracing still records the invocation,
+# and StartExecution carries the trace header on to the execution and the worker.
 
 _settings = wiring.settings()
 # Built during init, which Lambda runs before the first request is timed.
@@ -23,12 +25,12 @@ app = create_app(
     lambda: _server,
     anonymous_owner=_settings.anonymous_owner,
     max_body_bytes=_settings.max_body_bytes,
+    inline=True,
 )
 _mangum = Mangum(app, lifespan="off")
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _mangum(event, context)  # type: ignore[arg-type]

@@ -31,15 +31,24 @@ def _response(reply: HttpReply) -> Response:
     return JSONResponse(reply.body, reply.status, headers=reply.headers)
 
 
-def create_app(server: Callable[[], McpServer], *, anonymous_owner: str, max_body_bytes: int) -> Starlette:
+def create_app(
+    server: Callable[[], McpServer], *, anonymous_owner: str, max_body_bytes: int, inline: bool = False
+) -> Starlette:
+    """``inline=True`` handles requests on the event loop's thread. In Lambda one
+    instance serves one request at a time, and Mangum's loop would otherwise start
+    a fresh worker thread for every request; a local server keeps the thread pool."""
+
     def owner(request: Request) -> str:
         return owner_from_event(request.scope.get("aws.event"), anonymous_owner)
 
+    async def run(fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
+        return fn(*args) if inline else await run_in_threadpool(fn, *args)
+
     async def mcp(request: Request) -> Response:
         if request.method == "GET":
-            return _response(await run_in_threadpool(server().handle_get, request.headers, owner(request)))
+            return _response(await run(server().handle_get, request.headers, owner(request)))
         if request.method == "DELETE":
-            return _response(await run_in_threadpool(server().handle_delete, request.headers, owner(request)))
+            return _response(await run(server().handle_delete, request.headers, owner(request)))
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, INVALID_REQUEST, f"Request body larger than {max_body_bytes} bytes")
@@ -47,7 +56,7 @@ def create_app(server: Callable[[], McpServer], *, anonymous_owner: str, max_bod
             message: Any = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return _error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
-        reply = await run_in_threadpool(server().handle, message, request.headers, owner(request))
+        reply = await run(server().handle, message, request.headers, owner(request))
         return _response(reply)
 
     async def health(request: Request) -> Response:

@@ -43,7 +43,7 @@ def store() -> DynamoDBTaskStore:
 @functools.cache
 def blobs() -> S3BlobStore | None:
     bucket = settings().result_bucket
-    return S3BlobStore(aws_clients.client("s3"), bucket) if bucket else None
+    return S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
 
 
 @functools.cache

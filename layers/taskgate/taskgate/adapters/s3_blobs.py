@@ -3,13 +3,20 @@ payload (256 KB). The bucket encrypts at rest and expires objects by lifecycle."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
 class S3BlobStore:
-    def __init__(self, client: Any, bucket: str) -> None:
-        self._s3 = client
+    def __init__(self, client: Callable[[], Any], bucket: str) -> None:
+        # A client factory: most requests never touch S3, so the API's cold start
+        # does not pay for building an S3 client.
+        self._client = client
         self._bucket = bucket
+
+    @property
+    def _s3(self) -> Any:
+        return self._client()
 
     def put(self, key: str, data: bytes) -> None:
         self._s3.put_object(Bucket=self._bucket, Key=key, Body=data, ContentType="application/json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -27,12 +28,19 @@ class StepFunctionsWorkflow:
         return f"{self._execution_prefix}:{task_id}"
 
     def start(self, task_id: str, input_wait_seconds: int) -> None:
+        params: dict[str, Any] = {
+            "stateMachineArn": self._state_machine_arn,
+            "name": task_id,
+            "input": json.dumps({"taskId": task_id, "inputWaitSeconds": max(1, input_wait_seconds)}),
+        }
+        # Lambda puts the active trace in the environment; handing it on makes the
+        # execution (and the worker) part of the request's X-Ray trace without
+        # loading the X-Ray SDK into the API's cold start.
+        trace = os.environ.get("_X_AMZN_TRACE_ID")
+        if trace:
+            params["traceHeader"] = trace
         try:
-            self._sfn.start_execution(
-                stateMachineArn=self._state_machine_arn,
-                name=task_id,
-                input=json.dumps({"taskId": task_id, "inputWaitSeconds": max(1, input_wait_seconds)}),
-            )
+            self._sfn.start_execution(**params)
         except ClientError as exc:
             # Same name and input while running is idempotent in Step Functions;
             # anything else is a real failure for the caller to handle.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Iterable
@@ -47,6 +48,16 @@ def tool_error_result(exc: ToolError) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
 
 
+@functools.cache
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Generating a JSON Schema is most of a tools/call's own CPU; models do not change.
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -65,11 +76,7 @@ class Tool:
     def input_schema(self) -> dict[str, Any]:
         if self.schema_override is not None:
             return self.schema_override
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
-        schema.setdefault("type", "object")
-        schema.setdefault("properties", {})
-        return schema
+        return _model_schema(self.input_model)
 
     def describe(self, *, with_task_support: bool) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -1,0 +1,223 @@
+"""Section 1: cold start in fresh processes. Stdlib only (runs inside bench/run.py).
+
+Each contender is a fresh ``python -c`` that notes ``time.perf_counter()`` on its first
+line, runs its body, and prints ``perf_counter()`` again when ready. On Linux
+perf_counter is CLOCK_MONOTONIC, one clock for every process, so the parent can
+also take it just before spawning: that gives spawn -> ready (interpreter start-up
+included), the headline. Runs go round-robin over the contenders, so a noisy moment
+hits all of them. ``-X importtime`` runs are separate (it slows imports down).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlib import (
+    BENCH,
+    FASTMCP_PY,
+    LAYER_PY,
+    MCP_PY,
+    PROJECT_PY,
+    ROOT,
+    base_env,
+    lambda_env,
+    median,
+    p90,
+)
+
+MARK = "BENCH-BODY-STARTS"
+_CHILD = """\
+import time as _bench_time
+_bench_t0 = _bench_time.perf_counter()
+import sys as _bench_sys
+_bench_sys.stderr.write("{mark}\\n")
+{body}
+_bench_t1 = _bench_time.perf_counter()
+print("BENCH-READY", repr(_bench_t0), repr(_bench_t1), flush=True)
+"""
+_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)\s*$")
+
+
+@dataclass
+class Contender:
+    key: str
+    label: str
+    python: Path
+    env: dict[str, str]
+    body: str
+    spawn_to_ready_s: list[float] = field(default_factory=list)
+    in_process_s: list[float] = field(default_factory=list)
+    process_wall_s: list[float] = field(default_factory=list)
+    importtime_total_s: list[float] = field(default_factory=list)
+    # module -> [cumulative_us per importtime run], and the same for self time
+    modules_cum: dict[str, list[int]] = field(default_factory=dict)
+    modules_self: dict[str, list[int]] = field(default_factory=dict)
+    depth: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "python": str(self.python),
+            "runs": len(self.spawn_to_ready_s),
+            "spawn_to_ready_s": {"median": median(self.spawn_to_ready_s), "p90": p90(self.spawn_to_ready_s)},
+            "in_process_s": {"median": median(self.in_process_s), "p90": p90(self.in_process_s)},
+            "process_wall_s": {"median": median(self.process_wall_s), "p90": p90(self.process_wall_s)},
+            "importtime_total_s": {
+                "median": median(self.importtime_total_s),
+                "runs": len(self.importtime_total_s),
+            },
+            "samples": {
+                "spawn_to_ready_s": self.spawn_to_ready_s,
+                "in_process_s": self.in_process_s,
+                "process_wall_s": self.process_wall_s,
+                "importtime_total_s": self.importtime_total_s,
+            },
+        }
+
+    def top_modules(self, n: int = 10, by: str = "cumulative") -> list[tuple[str, int, float, float]]:
+        """(module, depth, median cumulative ms, median self ms), largest first."""
+        rows = [
+            (mod, self.depth[mod], median(cums) / 1000, median(self.modules_self[mod]) / 1000)
+            for mod, cums in self.modules_cum.items()
+        ]
+        rows.sort(key=lambda r: r[2] if by == "cumulative" else r[3], reverse=True)
+        return rows[:n]
+
+
+def contenders() -> list[Contender]:
+    handler = "import api_handler  # builds boto3 clients, the MCP server and the app at import"
+    found = [
+        Contender("ours", "taskgate ApiFunction init (.venv)", PROJECT_PY, lambda_env(), handler),
+        Contender(
+            "ours_layer", "taskgate ApiFunction init (layer-only venv)", LAYER_PY, lambda_env(), handler
+        ),
+        Contender("mcp", "import mcp (mcp 2.3.0)", MCP_PY, base_env(), "import mcp"),
+        Contender(
+            "fastmcp",
+            "FastMCP 4.1.4 minimal server (1 tool, stateless http_app)",
+            FASTMCP_PY,
+            base_env(),
+            f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport fastmcp_minimal",
+        ),
+        Contender(
+            "fastmcp_tasks",
+            "FastMCP 4.1.4 + fastmcp-tasks server (the e2e one)",
+            FASTMCP_PY,
+            base_env(),
+            f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport fastmcp_server",
+        ),
+    ]
+    return [c for c in found if c.python.exists()]
+
+
+def _run(
+    c: Contender, cwd: str, extra_args: list[str], env_extra: dict[str, str] | None = None
+) -> tuple[float, float, str, str]:
+    code = _CHILD.format(mark=MARK, body=c.body)
+    env = {**c.env, **(env_extra or {})}
+    t_spawn = time.perf_counter()
+    proc = subprocess.run(
+        [str(c.python), *extra_args, "-c", code],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    t_exit = time.perf_counter()
+    if proc.returncode != 0 or "BENCH-READY" not in proc.stdout:
+        raise RuntimeError(f"cold start of {c.label} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return t_spawn, t_exit, proc.stdout, proc.stderr
+
+
+def time_once(c: Contender, cwd: str) -> None:
+    t_spawn, t_exit, out, _ = _run(c, cwd, [])
+    line = next(x for x in out.splitlines() if x.startswith("BENCH-READY"))
+    _, t0, t1 = line.split()
+    c.spawn_to_ready_s.append(float(t1) - t_spawn)
+    c.in_process_s.append(float(t1) - float(t0))
+    c.process_wall_s.append(t_exit - t_spawn)
+
+
+def importtime_once(c: Contender, cwd: str) -> None:
+    _, _, _, err = _run(c, cwd, ["-X", "importtime"])
+    body = err.split(MARK + "\n", 1)[1] if MARK in err else err
+    total_us = 0
+    for raw in body.splitlines():
+        m = _IMPORTTIME.match(raw)
+        if not m:
+            continue
+        self_us, cum_us, indent, module = int(m[1]), int(m[2]), m[3], m[4]
+        depth = len(indent) // 2
+        if depth == 0:
+            total_us += cum_us
+        c.modules_cum.setdefault(module, []).append(cum_us)
+        c.modules_self.setdefault(module, []).append(self_us)
+        c.depth.setdefault(module, depth)
+    c.importtime_total_s.append(total_us / 1e6)
+
+
+@dataclass
+class NoPyc:
+    label: str
+    seconds: list[float] = field(default_factory=list)
+    with_pyc_same_run: list[float] = field(default_factory=list)
+
+
+def no_pyc(c: Contender, runs: int, cwd: str, log: Callable[[str], None]) -> NoPyc:
+    """ApiFunction init with no .pyc for anything outside the interpreter's stdlib.
+
+    A Lambda layer or function zip carries only what the build put in it, and
+    /opt and /var/task are read-only, so bytecode the build did not ship is
+    compiled at every cold start. Emulated with a pycache prefix that holds only
+    the stdlib's .pyc (everything under the repo, venvs included, is removed)
+    and PYTHONDONTWRITEBYTECODE.
+    """
+    result = NoPyc(f"{c.label.replace('taskgate ApiFunction init', 'ApiFunction init')}, no .pyc")
+    prefix = Path(tempfile.mkdtemp(prefix="taskgate-bench-pyc-"))
+    try:
+        _run(c, cwd, ["-X", f"pycache_prefix={prefix}"])  # writes the stdlib's (and our) .pyc
+        ours = prefix / ROOT.relative_to(ROOT.anchor)
+        shutil.rmtree(ours, ignore_errors=True)
+        for i in range(runs):
+            log(f"cold start without .pyc {i + 1}/{runs}")
+            t_spawn, _, out, _ = _run(
+                c, cwd, ["-X", f"pycache_prefix={prefix}"], {"PYTHONDONTWRITEBYTECODE": "1"}
+            )
+            line = next(x for x in out.splitlines() if x.startswith("BENCH-READY"))
+            result.seconds.append(float(line.split()[2]) - t_spawn)
+            t_spawn, _, out, _ = _run(c, cwd, [])
+            line = next(x for x in out.splitlines() if x.startswith("BENCH-READY"))
+            result.with_pyc_same_run.append(float(line.split()[2]) - t_spawn)
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)
+    return result
+
+
+def run(runs: int, importtime_runs: int, nopyc_runs: int, log: Callable[[str], None]) -> dict[str, Any]:
+    found = contenders()
+    with tempfile.TemporaryDirectory(prefix="taskgate-bench-cwd-") as cwd:
+        for c in found:  # warm the disk cache and write any missing .pyc; not counted
+            log(f"warm-up: {c.label}")
+            _run(c, cwd, [])
+        for i in range(runs):
+            log(f"cold start round {i + 1}/{runs}")
+            for c in found:
+                time_once(c, cwd)
+        for i in range(importtime_runs):
+            log(f"-X importtime round {i + 1}/{importtime_runs}")
+            for c in found:
+                importtime_once(c, cwd)
+        nopyc = None
+        target = next((c for c in found if c.key == "ours_layer"), None) or found[0]
+        if nopyc_runs:
+            nopyc = no_pyc(target, nopyc_runs, cwd, log)
+    return {"contenders": found, "nopyc": nopyc}

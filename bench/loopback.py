@@ -1,0 +1,295 @@
+"""Section 3: end to end over loopback HTTP. Stdlib only (runs inside bench/run.py).
+
+Starts taskgate's local server (``python -m taskgate.local``: the real app on
+uvicorn, AWS emulated in-process by moto, the real state machine and worker) and
+the FastMCP 4.1.4 + fastmcp-tasks server (``fastmcp_server.py``: Docket on
+``memory://``), each on a free 127.0.0.1 port, and drives both with the same
+client: threads with one keep-alive ``http.client`` connection each, a bounded
+number of tasks in flight, every task ``tools/call`` (as a task) then ``tasks/get``
+until terminal. Every count and wait is bounded; nothing leaves loopback.
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchlib import BENCH, FASTMCP_PY, PROJECT_PY, ROOT, base_env, free_port, median, p90
+
+PROTOCOL = "2026-07-28"
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+TERMINAL = {"completed", "failed", "cancelled"}
+FIRST_POLL_S = 0.0
+POLL_S = 0.010
+TASK_TIMEOUT_S = 30.0
+
+
+def _meta() -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "taskgate-bench", "version": "0"},
+    }
+
+
+def _request(
+    method: str, params: dict[str, Any], msg_id: int, name: str | None
+) -> tuple[bytes, dict[str, str]]:
+    body = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": _meta()}}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = name
+    return json.dumps(body).encode(), headers
+
+
+class Client:
+    """One keep-alive connection; reconnects once on a dropped connection."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+        self._ids = itertools.count(1)
+
+    def post(self, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+        body, headers = _request(method, params, next(self._ids), name)
+        for attempt in (1, 2):
+            try:
+                self._conn.request("POST", "/mcp", body, headers)
+                resp = self._conn.getresponse()
+                data = resp.read()
+                break
+            except (http.client.HTTPException, ConnectionError):
+                self._conn.close()
+                self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=15)
+                if attempt == 2:
+                    raise
+        reply: dict[str, Any] = json.loads(data)
+        if resp.status != 200 or "result" not in reply:
+            raise RuntimeError(f"{method}: HTTP {resp.status}: {data[:300]!r}")
+        return reply["result"]  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+@dataclass
+class Server:
+    key: str
+    label: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log: Path
+    spawned_at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Round:
+    tasks: int
+    completed: int
+    errors: int
+    wall_s: float
+    tasks_per_s: float
+    latency_p50_ms: float
+    latency_p90_ms: float
+    polls_per_task: float
+    first_error: str | None = None
+
+
+@dataclass
+class ServerResult:
+    label: str
+    rounds: list[Round] = field(default_factory=list)
+    discover_rps: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "tasks_per_s_median": median([r.tasks_per_s for r in self.rounds]),
+            "discover_rps_median": median(self.discover_rps),
+            "rounds": [r.__dict__ for r in self.rounds],
+            "discover_rps": self.discover_rps,
+        }
+
+
+def start_ours(logdir: Path) -> Server:
+    port = free_port()
+    log = logdir / "taskgate-local.log"
+    env = {
+        **base_env(),
+        "PORT": str(port),
+        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/taskgate", "layers/tools")),
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(PROJECT_PY), "-m", "taskgate.local"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    return Server("ours", "taskgate local (uvicorn + moto)", port, proc, log)
+
+
+def start_fastmcp(logdir: Path) -> Server:
+    port = free_port()
+    log = logdir / "fastmcp.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(FASTMCP_PY), str(BENCH / "fastmcp_server.py"), str(port)],
+            cwd=logdir,
+            env=base_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    return Server("fastmcp", "FastMCP 4.1.4 + fastmcp-tasks (memory://)", port, proc, log)
+
+
+def wait_ready(server: Server, timeout_s: float = 90.0) -> float:
+    """Seconds from spawn until server/discover answers (start-up, for the record)."""
+    start = server.spawned_at
+    while time.monotonic() - start < timeout_s:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"{server.label} exited early:\n{server.log.read_text()[-3000:]}")
+        try:
+            c = Client(server.port)
+            c.post("server/discover", {})
+            c.close()
+            return time.monotonic() - start
+        except (OSError, RuntimeError, http.client.HTTPException, json.JSONDecodeError):
+            time.sleep(0.1)
+    raise RuntimeError(f"{server.label} not ready after {timeout_s}s:\n{server.log.read_text()[-3000:]}")
+
+
+def stop(server: Server) -> None:
+    if server.proc.poll() is None:
+        server.proc.terminate()
+        try:
+            server.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait(timeout=10)
+
+
+def _lifecycle(client: Client) -> tuple[float, int]:
+    """tools/call as a task, then tasks/get until terminal: (seconds, polls)."""
+    start = time.perf_counter()
+    created = client.post(
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}, "slow_compute"
+    )
+    if created.get("resultType") != "task":
+        raise RuntimeError(f"tools/call did not create a task: {created}")
+    task_id = created["taskId"]
+    polls = 0
+    delay = FIRST_POLL_S
+    while True:
+        if delay:
+            time.sleep(delay)
+        delay = POLL_S
+        task = client.post("tasks/get", {"taskId": task_id}, task_id)
+        polls += 1
+        if task["status"] in TERMINAL:
+            if task["status"] != "completed":
+                raise RuntimeError(f"task ended {task['status']}: {task}")
+            return time.perf_counter() - start, polls
+        if time.perf_counter() - start > TASK_TIMEOUT_S:
+            raise RuntimeError(f"task {task_id} still {task['status']} after {TASK_TIMEOUT_S}s")
+
+
+def _parallel(
+    port: int, count: int, concurrency: int, one: Callable[[Client], Any]
+) -> tuple[float, list[Any], list[str]]:
+    counter = itertools.count()
+    lock = threading.Lock()
+    results: list[Any] = []
+    errors: list[str] = []
+
+    def worker() -> None:
+        client = Client(port)
+        try:
+            while True:
+                with lock:
+                    i = next(counter)
+                if i >= count:
+                    return
+                try:
+                    value = one(client)
+                except Exception as exc:  # counted and reported, never fatal
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}")
+                    client.close()
+                    client = Client(port)
+                    continue
+                with lock:
+                    results.append(value)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=TASK_TIMEOUT_S * count)
+    return time.perf_counter() - start, results, errors
+
+
+def run_tasks(server: Server, count: int, concurrency: int) -> Round:
+    wall, results, errors = _parallel(server.port, count, concurrency, _lifecycle)
+    latencies = [r[0] * 1000 for r in results]
+    polls = [r[1] for r in results]
+    return Round(
+        tasks=count,
+        completed=len(results),
+        errors=len(errors),
+        wall_s=wall,
+        tasks_per_s=len(results) / wall if wall else 0.0,
+        latency_p50_ms=median(latencies),
+        latency_p90_ms=p90(latencies),
+        polls_per_task=sum(polls) / len(polls) if polls else float("nan"),
+        first_error=errors[0] if errors else None,
+    )
+
+
+def run_discover(server: Server, count: int, concurrency: int) -> float:
+    wall, results, _ = _parallel(server.port, count, concurrency, lambda c: c.post("server/discover", {}))
+    return len(results) / wall if wall else 0.0
+
+
+def run(
+    tasks: int, concurrency: int, rounds: int, discover: int, logdir: Path, log: Callable[[str], None]
+) -> dict[str, Any]:
+    servers: list[Server] = []
+    out: dict[str, Any] = {"startup_s": {}, "results": {}}
+    try:
+        servers = [start_ours(logdir), start_fastmcp(logdir)]
+        for s in servers:
+            log(f"waiting for {s.label} on 127.0.0.1:{s.port}")
+            out["startup_s"][s.key] = wait_ready(s)
+        results = {s.key: ServerResult(s.label) for s in servers}
+        for s in servers:
+            log(f"warm-up: 10 tasks on {s.label}")
+            warm = run_tasks(s, 10, min(concurrency, 4))
+            if warm.errors:
+                raise RuntimeError(f"{s.label} warm-up failed: {warm.first_error}")
+        for r in range(rounds):
+            order = servers if r % 2 == 0 else servers[::-1]
+            for s in order:
+                log(f"round {r + 1}/{rounds}: {tasks} tasks, {concurrency} in flight, on {s.label}")
+                results[s.key].rounds.append(run_tasks(s, tasks, concurrency))
+                log(f"round {r + 1}/{rounds}: {discover} server/discover on {s.label}")
+                results[s.key].discover_rps.append(run_discover(s, discover, concurrency))
+        out["results"] = results
+    finally:
+        for s in servers:
+            stop(s)
+    return out

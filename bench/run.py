@@ -1,0 +1,610 @@
+"""taskgate benchmark suite: cold start, warm per-request cost, loopback end to end, memory.
+
+    .venv/bin/python bench/run.py [--quick] [--only cold,warm,e2e,memory] [--no-setup]
+
+Runs bench/setup.sh first (idempotent: it creates the comparison venvs under
+.tools/bench/ once). Prints labelled tables and a summary, and writes every figure to
+bench/results/latest.json. The machine is small and shared: nothing here passes or
+fails on timing. Figures are medians of several runs, and each comparison is a ratio
+against a baseline measured in the same run, interleaved with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import coldstart
+import loopback
+from benchlib import (
+    BENCH,
+    FASTMCP_PY,
+    LAYER_PY,
+    MCP_PY,
+    PROJECT_PY,
+    RESULTS,
+    ROOT,
+    fmt,
+    lambda_env,
+    median,
+    p90,
+    progress,
+    ratio,
+    say,
+    table,
+)
+
+SECTIONS = ("cold", "warm", "e2e", "memory")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    cold_runs: int
+    importtime_runs: int
+    nopyc_runs: int
+    warm_repeats: int
+    warm_batch: int
+    adapter_batch: int
+    e2e_tasks: int
+    e2e_concurrency: int
+    e2e_rounds: int
+    e2e_discover: int
+    memory_requests: int
+
+
+FULL = Plan(11, 5, 3, 21, 200, 50, 200, 8, 3, 1000, 1000)
+QUICK = Plan(3, 1, 1, 7, 100, 20, 60, 8, 1, 300, 1000)
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def run_setup() -> None:
+    progress("bench/setup.sh (creates the comparison venvs once)")
+    proc = subprocess.run(["bash", str(BENCH / "setup.sh")], capture_output=True, text=True)
+    sys.stderr.write(proc.stdout)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        raise SystemExit("bench/setup.sh failed")
+
+
+def worker(script: str, out: Path, *args: str) -> dict[str, Any]:
+    """Run bench/<script> in a fresh process with the ApiFunction's environment."""
+    proc = subprocess.run(
+        [str(PROJECT_PY), str(BENCH / script), "--out", str(out), *args],
+        cwd=ROOT,
+        env=lambda_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{script} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+        )
+    return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
+# --- 1. cold start -----------------------------------------------------------------------
+def section_cold(plan: Plan, report: dict[str, Any]) -> dict[str, Any]:
+    missing = [str(p) for p in (MCP_PY, FASTMCP_PY, LAYER_PY) if not p.exists()]
+    res = coldstart.run(plan.cold_runs, plan.importtime_runs, plan.nopyc_runs, progress)
+    cs: list[coldstart.Contender] = res["contenders"]
+    by = {c.key: c for c in cs}
+    rows = [
+        [
+            c.label,
+            len(c.spawn_to_ready_s),
+            fmt(median(c.spawn_to_ready_s) * 1000, 0),
+            fmt(p90(c.spawn_to_ready_s) * 1000, 0),
+            fmt(median(c.in_process_s) * 1000, 0),
+            fmt(median(c.process_wall_s) * 1000, 0),
+            fmt(median(c.importtime_total_s) * 1000, 0),
+        ]
+        for c in cs
+    ]
+    say(
+        table(
+            "1. Cold start: fresh process until ready (ms)",
+            [
+                "contender",
+                "runs",
+                "spawn->ready p50",
+                "p90",
+                "in-process p50",
+                "process wall p50",
+                "importtime total p50",
+            ],
+            rows,
+            note="""
+spawn->ready: parent's perf_counter before spawning to the child's when its body is done (CLOCK_MONOTONIC,
+  shared by all processes): interpreter start-up + imports + init. The headline.
+in-process: the child's own perf_counter from its first line to ready (imports + init only).
+process wall: spawn to exit (adds interpreter shutdown). importtime total: sum of the top-level cumulative
+  times `-X importtime` reports for the body (separate runs: importtime slows imports down).
+ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STATE_MACHINE_ARN, RESULT_BUCKET,
+  POWERTOOLS_*, AWS_REGION, fake credentials): Powertools Logger/Tracer/Metrics, boto3 dynamodb+s3+stepfunctions
+  clients, tool registry, McpServer, Starlette app, Mangum. Same CPython for every row; warm disk cache and .pyc.
+""",
+        )
+    )
+    ratios: dict[str, Any] = {}
+    for ours_key in ("ours", "ours_layer"):
+        for base_key in ("mcp", "fastmcp", "fastmcp_tasks"):
+            if ours_key in by and base_key in by:
+                a, b = by[ours_key], by[base_key]
+                paired = [x / y for x, y in zip(a.spawn_to_ready_s, b.spawn_to_ready_s, strict=False)]
+                ratios[f"{ours_key}/{base_key}"] = {
+                    "ratio_of_medians": ratio(median(a.spawn_to_ready_s), median(b.spawn_to_ready_s)),
+                    "median_of_paired_ratios": median(paired),
+                }
+    rrows = [
+        [k, fmt(v["ratio_of_medians"], 2), fmt(v["median_of_paired_ratios"], 2)] for k, v in ratios.items()
+    ]
+    goal = ratios.get("ours/mcp", {}).get("ratio_of_medians", math.nan)
+    goal_layer = ratios.get("ours_layer/mcp", {}).get("ratio_of_medians", math.nan)
+    say(
+        table(
+            "1b. Cold-start ratios (spawn->ready)",
+            ["ours / baseline", "ratio of medians", "median of per-round ratios"],
+            rrows,
+            note=f"""
+Goal: ours < 0.40 x `import mcp`. Measured: {fmt(goal, 2)} (.venv), {fmt(goal_layer, 2)} (layer-only venv):
+  {"met" if goal < 0.4 else "not met"} / {"met" if goal_layer < 0.4 else "not met"}. (A report, not an assertion.)
+mcp = mcp 2.3.0; fastmcp = minimal FastMCP 4.1.4 server; fastmcp_tasks = the same plus fastmcp-tasks.
+""",
+        )
+    )
+    if missing:
+        say(f"  (missing venvs, rows skipped: {', '.join(missing)}; run bench/setup.sh)\n")
+
+    ours = by.get("ours")
+    importtime: dict[str, Any] = {}
+    if ours and ours.modules_cum:
+        top = ours.top_modules(10, "cumulative")
+        say(
+            table(
+                "1c. ApiFunction init (.venv), -X importtime: top 10 modules by cumulative time",
+                ["module (indent = import depth)", "cumulative ms", "self ms"],
+                [["  " * d + m, fmt(cum, 1), fmt(slf, 1)] for m, d, cum, slf in top],
+                note="Medians over the importtime runs. A module's self time includes any work its body does at import.",
+            )
+        )
+        top_self = ours.top_modules(10, "self")
+        say(
+            table(
+                "1d. ApiFunction init (.venv), -X importtime: top 10 modules by self time",
+                ["module", "self ms", "cumulative ms"],
+                [[m, fmt(slf, 1), fmt(cum, 1)] for m, _, cum, slf in top_self],
+                note="""
+api_handler's self time is its module body minus its imports: creating the boto3 clients (botocore loads and
+  parses service models and endpoint rules from JSON), the tool registry, McpServer, the app and Mangum.
+aws_xray_sdk.core's self time: Tracer() imports it even with POWERTOOLS_TRACE_DISABLED=true, and its import
+  builds the global recorder, whose default sampler creates X-Ray boto3 clients.
+""",
+            )
+        )
+        importtime["ours_top_cumulative"] = [
+            dict(zip(("module", "depth", "cum_ms", "self_ms"), t, strict=True)) for t in top
+        ]
+        importtime["ours_top_self"] = [
+            dict(zip(("module", "depth", "cum_ms", "self_ms"), t, strict=True)) for t in top_self
+        ]
+        layer = by.get("ours_layer")
+        if layer and layer.modules_cum:
+            extra = [
+                (m, ours.depth[m], median(v) / 1000)
+                for m, v in ours.modules_cum.items()
+                if m.split(".")[0] not in {x.split(".")[0] for x in layer.modules_cum}
+            ]
+            roots: dict[str, float] = {}
+            for m, _, cum in extra:
+                root = m.split(".")[0]
+                roots[root] = max(roots.get(root, 0.0), cum)
+            dev_only = sorted(roots.items(), key=lambda kv: kv[1], reverse=True)[:8]
+            say(
+                table(
+                    "1e. Imported in .venv but absent from the layer-only venv (dev/test extras botocore picks up)",
+                    ["package", "largest cumulative ms"],
+                    [[k, fmt(v, 1)] for k, v in dev_only],
+                    note="botocore imports awscrt and urllib3 imports pyOpenSSL whenever installed; a `sam build` layer has neither.",
+                )
+            )
+            importtime["dev_only_packages_ms"] = dict(dev_only)
+    nopyc = res["nopyc"]
+    if nopyc is not None:
+        say(
+            table(
+                "1f. Cold start without shipped bytecode (spawn->ready, ms)",
+                ["variant", "runs", "p50", "same rounds with .pyc p50", "x"],
+                [
+                    [
+                        nopyc.label,
+                        len(nopyc.seconds),
+                        fmt(median(nopyc.seconds) * 1000, 0),
+                        fmt(median(nopyc.with_pyc_same_run) * 1000, 0),
+                        fmt(ratio(median(nopyc.seconds), median(nopyc.with_pyc_same_run)), 2),
+                    ]
+                ],
+                note="""
+Lambda's /opt (layers) and /var/task are read-only: .pyc that the build did not ship are compiled at every cold
+  start. Emulated with -X pycache_prefix holding only the stdlib's .pyc and PYTHONDONTWRITEBYTECODE=1.
+""",
+            )
+        )
+    out = {
+        "contenders": {c.key: c.summary() for c in cs},
+        "ratios": ratios,
+        "goal_ours_over_import_mcp": {"target": 0.4, "venv": goal, "layer_venv": goal_layer},
+        "importtime": importtime,
+        "nopyc": dataclasses.asdict(nopyc) if nopyc else None,
+    }
+    report["cold"] = out
+    return out
+
+
+# --- 2. warm ----------------------------------------------------------------------------
+def section_warm(plan: Plan, report: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    progress(f"warm: {plan.warm_repeats} batches per row (fresh process)")
+    data = worker(
+        "warm.py",
+        tmp / "warm.json",
+        "--repeats",
+        str(plan.warm_repeats),
+        "--batch",
+        str(plan.warm_batch),
+        "--adapter-batch",
+        str(plan.adapter_batch),
+    )
+    rows = data["rows"]
+    ping = next(r for r in rows if r["name"].startswith("ping"))["us_per_op_median"]
+    direct_get = next(r for r in rows if r["path"] == "direct" and r["name"].startswith("tasks/get"))[
+        "us_per_op_median"
+    ]
+    direct_call = next(r for r in rows if r["path"] == "direct" and r["name"].startswith("tools/call"))[
+        "us_per_op_median"
+    ]
+    out_rows = []
+    for r in rows:
+        same_direct = (
+            direct_get
+            if r["name"].startswith("tasks/get")
+            else direct_call
+            if r["name"].startswith("tools/call")
+            else None
+        )
+        out_rows.append(
+            [
+                r["path"],
+                r["name"],
+                r["batch"],
+                fmt(r["us_per_op_median"], 1),
+                fmt(r["us_per_op_min"], 1),
+                fmt(r["us_per_op_p90"], 1),
+                fmt(ratio(r["us_per_op_median"], ping), 1),
+                fmt(ratio(r["us_per_op_median"], same_direct), 1)
+                if same_direct and r["path"] != "direct"
+                else "",
+                fmt(r["threads_started_per_op"], 2),
+            ]
+        )
+    say(
+        table(
+            "2. Warm per-request cost, in-process (µs/op; median of per-batch means)",
+            [
+                "path",
+                "request (2026-07-28 wire)",
+                "batch",
+                "p50",
+                "min",
+                "p90",
+                "x ping",
+                "x direct",
+                "threads/op",
+            ],
+            out_rows,
+            note=f"""
+{data["repeats"]} timed batches per row, rows interleaved batch by batch, 2 warm-up batches discarded; GC on.
+direct: McpServer.handle(body, headers, owner) built by taskgate.wiring over in-memory fakes (bench/fakes.py:
+  MemoryTaskStore/MemoryWorkflow implement the domain ports with dicts), no-op audit hook: our protocol and
+  domain code alone. Excludes JSON parse/serialise, HTTP, and the DynamoDB item encoding in our adapter.
+ASGI: the same through create_app (bytes in, bytes out; Starlette routing, json.loads, run_in_threadpool hop,
+  JSONResponse), one persistent event loop. The no-op row times Starlette's run_in_threadpool alone: the
+  thread hand-off http_app makes for every POST (costly on a busy 2-core machine).
+Mangum / Lambda handler: api_handler loaded as Lambda loads it (wiring on the same fakes): an API Gateway v2
+  event through Mangum, and through Powertools' inject_lambda_context/capture_lambda_handler/log_metrics too
+  (audit log lines and EMF go to /dev/null).
+threads/op: threads started per request (one extra untimed batch). Mangum runs each invocation as a new
+  asyncio task (loop.run_until_complete); anyio stops its worker threads when that root task ends, so
+  http_app's run_in_threadpool starts a fresh thread for every Lambda request.
+adapters+botocore: the real DynamoDBTaskStore/StepFunctionsWorkflow and boto3 clients (validation,
+  serialisation, SigV4, parsing); a before-send hook answers instead of the network (fakes.CannedAws).
+""",
+        )
+    )
+    report["warm"] = data
+    return data
+
+
+# --- 3. loopback end to end ---------------------------------------------------------------
+def section_e2e(plan: Plan, report: dict[str, Any]) -> dict[str, Any]:
+    if not FASTMCP_PY.exists():
+        say("3. End to end: skipped (no FastMCP venv; run bench/setup.sh)\n")
+        return {}
+    logdir = RESULTS / "logs"  # kept: the servers' output, for any error counted below
+    logdir.mkdir(parents=True, exist_ok=True)
+    res = loopback.run(
+        plan.e2e_tasks, plan.e2e_concurrency, plan.e2e_rounds, plan.e2e_discover, logdir, progress
+    )
+    results: dict[str, loopback.ServerResult] = res["results"]
+    rows = []
+    for key, r in results.items():
+        tps = [x.tasks_per_s for x in r.rounds]
+        rows.append(
+            [
+                r.label,
+                fmt(median(tps), 1),
+                " / ".join(fmt(x, 1) for x in tps),
+                fmt(median([x.latency_p50_ms for x in r.rounds]), 0),
+                fmt(median([x.latency_p90_ms for x in r.rounds]), 0),
+                fmt(median([x.polls_per_task for x in r.rounds]), 1),
+                sum(x.errors for x in r.rounds),
+                fmt(median(r.discover_rps), 0),
+                fmt(res["startup_s"][key], 1),
+            ]
+        )
+    ours, theirs = results.get("ours"), results.get("fastmcp")
+    tps_ratio = dps_ratio = math.nan
+    if ours and theirs:
+        tps_ratio = ratio(
+            median([x.tasks_per_s for x in ours.rounds]), median([x.tasks_per_s for x in theirs.rounds])
+        )
+        dps_ratio = ratio(median(ours.discover_rps), median(theirs.discover_rps))
+    first_errors = [f"{k}: {x.first_error}" for k, r in results.items() for x in r.rounds if x.first_error]
+    say(
+        table(
+            f"3. End to end over loopback HTTP: {plan.e2e_tasks} tasks x {plan.e2e_rounds} round(s), {plan.e2e_concurrency} in flight",
+            [
+                "server",
+                "tasks/s p50",
+                "per round",
+                "latency p50 ms",
+                "p90 ms",
+                "polls/task",
+                "errors",
+                "discover req/s",
+                "start s",
+            ],
+            rows,
+            note=f"""
+Ratio ours/FastMCP: tasks/s {fmt(tps_ratio, 2)}; server/discover req/s {fmt(dps_ratio, 2)}.
+OURS RUNS AGAINST MOTO: `python -m taskgate.local` emulates DynamoDB, Step Functions (the real state machine,
+  executed by moto's ASL interpreter on threads) and the worker Lambda in the server process, on the same 2 cores
+  as the client and the other server. moto's cost dominates the task lifecycle, so the tasks/s ratio is a floor
+  for taskgate, not what Lambda + DynamoDB + Step Functions would see (there, every call is a network round
+  trip instead, and the work runs elsewhere). FastMCP runs its task in-process on Docket's memory:// backend.
+server/discover touches no AWS on either side: it compares the HTTP + protocol stacks alone.
+Client: stdlib http.client, one keep-alive connection per thread; each task is tools/call (as a task) then
+  tasks/get at once and every {loopback.POLL_S * 1000:.0f} ms until terminal (the servers' advertised pollIntervalMs, 1 s and
+  5 s, are ignored so the figure is throughput, not the advice). The tool returns at once (seconds=0).
+"""
+            + (
+                f"First errors: {'; '.join(first_errors[:3])}\n  (server logs: {logdir.relative_to(ROOT)}/)\n"
+                if first_errors
+                else ""
+            ),
+        )
+    )
+    out = {
+        "plan": {"tasks": plan.e2e_tasks, "concurrency": plan.e2e_concurrency, "rounds": plan.e2e_rounds},
+        "startup_s": res["startup_s"],
+        "servers": {k: r.summary() for k, r in results.items()},
+        "ratio_tasks_per_s_ours_over_fastmcp": tps_ratio,
+        "ratio_discover_rps_ours_over_fastmcp": dps_ratio,
+        "poll_interval_s": loopback.POLL_S,
+        "note": "ours runs against moto (in-process AWS emulator) whose cost dominates; the ratio is a floor",
+    }
+    report["e2e"] = out
+    return out
+
+
+# --- 4. memory ---------------------------------------------------------------------------
+def section_memory(plan: Plan, report: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    progress(f"memory: {plan.memory_requests} + {plan.memory_requests} handler invocations (fresh process)")
+    d = worker("memory.py", tmp / "memory.json", "--requests", str(plan.memory_requests))
+    mib = 1024.0
+    n = d["requests"]
+    say(
+        table(
+            f"4. Memory: ApiFunction handler, {n:,} invocations (MiB)",
+            ["point", "ru_maxrss (peak)", "current RSS"],
+            [
+                ["interpreter, before any import", fmt(d["maxrss_kib_interpreter"] / mib, 1), ""],
+                ["handler module ready (init done)", fmt(d["maxrss_kib_ready"] / mib, 1), fmt(d["rss_kib_ready"] / mib, 1)],
+                [f"after {n:,} requests", fmt(d["maxrss_kib_after"] / mib, 1), fmt(d["rss_kib_after"] / mib, 1)],
+                [f"after {2 * n:,} requests", fmt(d["maxrss_kib_after_2x"] / mib, 1), fmt(d["rss_kib_after_2x"] / mib, 1)],
+                ["growth over the first 1,000", fmt((d["maxrss_kib_after"] - d["maxrss_kib_ready"]) / mib, 2), fmt((d["rss_kib_after"] - d["rss_kib_ready"]) / mib, 2)],
+                ["growth over the next 1,000", fmt((d["maxrss_kib_after_2x"] - d["maxrss_kib_after"]) / mib, 2), fmt((d["rss_kib_after_2x"] - d["rss_kib_after"]) / mib, 2)],
+            ],
+            note=f"""
+handler(event, context) with a rotating mix of API Gateway v2 events (events/api_server_discover.json,
+  events/api_tools_call_task.json, tasks/get of the task just created): {json.dumps(d["statuses"])}.
+wiring is built on the in-memory fakes (no moto, no boto3 clients are created; boto3 is still imported), the fake
+  table keeps at most {d["fake_rows_kept"]} rows, so growth is the handler's own. .venv, Linux ru_maxrss (KiB -> MiB).
+""",
+        )
+    )  # fmt: skip
+    report["memory"] = d
+    return d
+
+
+# --- summary ------------------------------------------------------------------------------
+def summary(report: dict[str, Any]) -> None:
+    rows: list[list[str]] = []
+
+    def add(section: str, figure: str, value: str, unit: str = "") -> None:
+        rows.append([section, figure, value, unit])
+
+    cold = report.get("cold")
+    if cold:
+        c = cold["contenders"]
+        for key in ("ours", "ours_layer", "mcp", "fastmcp", "fastmcp_tasks"):
+            if key in c:
+                add(
+                    "cold start",
+                    c[key]["label"],
+                    fmt(c[key]["spawn_to_ready_s"]["median"] * 1000, 0),
+                    "ms p50",
+                )
+        if cold.get("nopyc"):
+            add(
+                "cold start",
+                cold["nopyc"]["label"],
+                fmt(median(cold["nopyc"]["seconds"]) * 1000, 0),
+                "ms p50",
+            )
+        r = cold["ratios"]
+        for key in ("ours/mcp", "ours_layer/mcp", "ours/fastmcp", "ours/fastmcp_tasks"):
+            if key in r:
+                add("cold ratio", key, fmt(r[key]["ratio_of_medians"], 2), "x")
+        g = cold["goal_ours_over_import_mcp"]
+        verdict = (
+            f"{'met' if g['venv'] < 0.4 else 'not met'} / {'met' if g['layer_venv'] < 0.4 else 'not met'}"
+        )
+        add(
+            "cold goal",
+            "ours/mcp < 0.40? (.venv / layer venv)",
+            f"{fmt(g['venv'], 2)} / {fmt(g['layer_venv'], 2)}",
+            verdict,
+        )
+    warm = report.get("warm")
+    if warm:
+        for r in warm["rows"]:
+            add("warm", f"{r['path']}: {r['name']}", fmt(r["us_per_op_median"], 1), "µs/op p50")
+    e2e = report.get("e2e")
+    if e2e:
+        for s in e2e["servers"].values():
+            add("e2e", s["label"], fmt(s["tasks_per_s_median"], 1), "tasks/s")
+        add(
+            "e2e ratio",
+            "ours/FastMCP tasks/s (a floor: ours runs on moto)",
+            fmt(e2e["ratio_tasks_per_s_ours_over_fastmcp"], 2),
+            "x",
+        )
+        add(
+            "e2e ratio",
+            "ours/FastMCP server/discover req/s (no AWS)",
+            fmt(e2e["ratio_discover_rps_ours_over_fastmcp"], 2),
+            "x",
+        )
+    mem = report.get("memory")
+    if mem:
+        n = mem["requests"]
+        add("memory", "ru_maxrss, handler ready", fmt(mem["maxrss_kib_ready"] / 1024, 1), "MiB")
+        add("memory", f"ru_maxrss, after {n:,} requests", fmt(mem["maxrss_kib_after"] / 1024, 1), "MiB")
+        add(
+            "memory",
+            f"growth over {n:,} requests",
+            fmt((mem["maxrss_kib_after"] - mem["maxrss_kib_ready"]) / 1024, 2),
+            "MiB",
+        )
+    say(table("Summary", ["section", "figure", "value", "unit"], rows))  # fmt: skip
+
+
+def git_head() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        )
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (about 2 minutes)")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated subset of {','.join(SECTIONS)}"
+    )
+    parser.add_argument("--no-setup", action="store_true", help="do not run bench/setup.sh first")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
+    args = parser.parse_args()
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(unknown)}")
+    plan = QUICK if args.quick else FULL
+    if not args.no_setup:
+        run_setup()
+    started = time.time()
+    report: dict[str, Any] = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
+        "mode": "quick" if args.quick else "full",
+        "plan": dataclasses.asdict(plan),
+        "machine": {
+            "python": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "git_head": git_head(),
+        "loadavg": {"start": loadavg()},
+    }
+    say(
+        f"taskgate bench ({report['mode']}) {report['started']}  git {report['git_head']}  "
+        f"Python {report['machine']['python']}  {report['machine']['cpus']} CPUs  loadavg {report['loadavg']['start']}"
+    )
+    say(
+        "Shared, noisy machine: figures are medians; compare ratios measured in the same run, not absolute times.\n"
+    )
+    with tempfile.TemporaryDirectory(prefix="taskgate-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        for name in only:
+            t0 = time.time()
+            if name == "cold":
+                section_cold(plan, report)
+            elif name == "warm":
+                section_warm(plan, report, tmp)
+            elif name == "e2e":
+                section_e2e(plan, report)
+            elif name == "memory":
+                section_memory(plan, report, tmp)
+            report["loadavg"][f"after_{name}"] = loadavg()
+            report.setdefault("section_seconds", {})[name] = round(time.time() - t0, 1)
+    report["seconds"] = round(time.time() - started, 1)
+    summary(report)
+    say(
+        f"loadavg {report['loadavg']}; sections took {report.get('section_seconds')} s; total {report['seconds']} s"
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(_clean(report), indent=1, default=str) + "\n")
+    say(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+
+
+def _clean(value: Any) -> Any:
+    """Strict JSON: NaN becomes null."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+if __name__ == "__main__":
+    main()

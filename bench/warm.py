@@ -1,0 +1,473 @@
+"""Section 2 worker: warm per-request cost of taskgate's own code, AWS replaced by fakes.
+
+Run by bench/run.py in a fresh process with the ApiFunction's environment
+(``benchlib.lambda_env``); writes its figures as JSON to ``--out``. Everything is
+timed in batches: one batch is ``--batch`` consecutive requests, set up untimed
+beforehand; the rows take turns batch by batch (so a noisy moment hits all of them),
+and each row reports the median, min and p90 of its per-batch µs/op.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchlib import ROOT, median, p90
+from fakes import CannedAws, MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
+
+from taskgate import wiring
+from taskgate.clock import now_ms
+from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
+from taskgate.http_app import create_app
+from taskgate.protocol.common import HttpReply
+from taskgate.protocol.server import McpServer
+from taskgate.tools import Elicit
+
+PROTOCOL = "2026-07-28"
+TASKS_EXT = "io.modelcontextprotocol/tasks"
+NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+JWT_OWNER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
+OWNERS = [f"bench-owner-{i}" for i in range(8)]
+
+
+# --- the 2026-07-28 wire, as tests/mcp_client.py builds it ----------------------------
+def envelope(method: str, params: dict[str, Any], msg_id: int) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "taskgate-bench", "version": "0"},
+    }
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": meta}}
+
+
+def headers_for(method: str, params: dict[str, Any]) -> dict[str, str]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL,
+        "mcp-method": method,
+    }
+    field = NAME_FIELD.get(method)
+    if field and isinstance(params.get(field), str):
+        headers["mcp-name"] = params[field]
+    return headers
+
+
+Call = tuple[dict[str, Any], dict[str, str], str]
+
+
+def call(method: str, params: dict[str, Any], owner: str, msg_id: int = 1) -> Call:
+    return envelope(method, params, msg_id), headers_for(method, params), owner
+
+
+# --- task rows put straight into the fake store ------------------------------------------
+def record(owner: str, status: TaskStatus = TaskStatus.WORKING, **changes: Any) -> TaskRecord:
+    from taskgate.domain.service import new_task_id
+
+    now = now_ms()
+    base = TaskRecord(
+        task_id=new_task_id(),
+        owner=owner,
+        tool="slow_compute",
+        arguments={"seconds": 0, "label": "bench"},
+        status=status,
+        status_message="The operation is now in progress.",
+        created_at_ms=now,
+        last_updated_at_ms=now,
+        ttl_ms=3_600_000,
+        retention_ms=3_600_000,
+        poll_interval_ms=1_000,
+        expires_at_ms=now + 3_600_000,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+COMPLETED = {
+    "outcome": Outcome.SUCCESS,
+    "status_message": "The operation completed.",
+    "result": {"content": [{"type": "text", "text": "bench finished after 0 seconds"}], "isError": False},
+}
+CONFIRM = Elicit(
+    message="Delete a.txt?",
+    properties={"confirm": {"type": "boolean", "description": "Delete the file"}},
+    required=["confirm"],
+).to_request()
+ANSWER = {"confirm_delete": {"action": "accept", "content": {"confirm": True}}}
+
+
+# --- in-process ASGI and Lambda calls --------------------------------------------------
+async def asgi_post(app: Any, body: bytes, headers: dict[str, str], owner: str | None) -> tuple[int, bytes]:
+    """One POST /mcp, in process. ``owner`` goes where Mangum puts the API Gateway event
+    (``scope["aws.event"]``), as a Lambda authorizer's principal; None is anonymous."""
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()]
+        + [(b"host", b"127.0.0.1"), (b"content-length", str(len(body)).encode())],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 80),
+    }
+    if owner is not None:
+        scope["aws.event"] = {"requestContext": {"authorizer": {"lambda": {"owner": owner}}}}
+    delivered = False
+    status = 0
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(chunks)
+
+
+class LambdaContext:
+    function_name = "taskgate-bench-api"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:taskgate-bench-api"
+    aws_request_id = "bench-request"
+    log_group_name = "/aws/lambda/taskgate-bench-api"
+    log_stream_name = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def api_event(template: dict[str, Any], method: str, params: dict[str, Any], msg_id: int) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads(json.dumps(template))
+    event["headers"] = {"host": event["headers"]["host"], **headers_for(method, params)}
+    event["body"] = json.dumps(envelope(method, params, msg_id))
+    return event
+
+
+def load_api_handler() -> Any:
+    """``functions/api/api_handler.py`` as Lambda loads it (it is on PYTHONPATH)."""
+    import importlib
+
+    return importlib.import_module("api_handler")
+
+
+# --- rows ---------------------------------------------------------------------------------
+@dataclass
+class Row:
+    name: str
+    path: str
+    prepare: Callable[[int], list[Any]]
+    run: Callable[[list[Any]], Any]
+    check: Callable[[Any], bool]
+    batch: int
+    samples: list[float] = dataclasses.field(default_factory=list)
+    checked: bool = False
+    threads_per_op: float = 0.0
+
+
+def direct(server: McpServer) -> Callable[[list[Any]], HttpReply | None]:
+    def run(items: list[Any]) -> HttpReply | None:
+        handle = server.handle
+        last = None
+        for body, headers, owner in items:
+            last = handle(body, headers, owner)
+        return last
+
+    return run
+
+
+def ok_reply(reply: Any) -> bool:
+    return (
+        isinstance(reply, HttpReply)
+        and reply.status == 200
+        and reply.body is not None
+        and "result" in reply.body
+    )
+
+
+def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any]]:
+    store = MemoryTaskStore()
+    workflow = MemoryWorkflow()
+    install_in_wiring(store, workflow, MemorySessionStore())
+    server = wiring.build_mcp_server()  # the no-op audit hook: our code only
+    settings = wiring.settings()
+    info: dict[str, Any] = {}
+
+    # A completed task with its result inline, read over and over.
+    done = record(OWNERS[0], TaskStatus.COMPLETED, **COMPLETED)
+    store.put(done)
+    jwt_done = dataclasses.replace(done, task_id=done.task_id[:-4] + "beef", owner=JWT_OWNER)
+    store.put(jwt_done)
+
+    def same(c: Call) -> Callable[[int], list[Any]]:
+        return lambda n: [c] * n
+
+    def creates(n: int) -> list[Any]:
+        store.finish_all()  # keeps every owner under MAX_ACTIVE_TASKS_PER_OWNER
+        args = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}
+        return [call("tools/call", args, OWNERS[i % len(OWNERS)], i) for i in range(n)]
+
+    def parked(n: int) -> list[Any]:
+        out = []
+        for i in range(n):
+            r = record(
+                OWNERS[i % len(OWNERS)],
+                TaskStatus.INPUT_REQUIRED,
+                task_token=f"token-{i}",
+                input_requests={"confirm_delete": CONFIRM},
+                status_message="Waiting for input.",
+            )
+            store.put(r)
+            out.append(call("tasks/update", {"taskId": r.task_id, "inputResponses": ANSWER}, r.owner, i))
+        return out
+
+    def working(n: int) -> list[Any]:
+        out = []
+        for i in range(n):
+            r = record(OWNERS[i % len(OWNERS)])
+            store.put(r)
+            out.append(call("tasks/cancel", {"taskId": r.task_id}, r.owner, i))
+        return out
+
+    run = direct(server)
+    rows = [
+        Row("ping (baseline: envelope + dispatch)", "direct", same(call("ping", {}, OWNERS[0])), run, ok_reply, batch),
+        Row("server/discover", "direct", same(call("server/discover", {}, OWNERS[0])), run, ok_reply, batch),
+        Row("tools/call -> task", "direct", creates, run, lambda r: ok_reply(r) and r.body["result"]["resultType"] == "task", batch),
+        Row("tasks/get (completed, result inline)", "direct", same(call("tasks/get", {"taskId": done.task_id}, done.owner)), run, lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch),
+        Row("tasks/update (answers a parked task)", "direct", parked, run, ok_reply, batch),
+        Row("tasks/cancel (working task)", "direct", working, run, ok_reply, batch),
+    ]  # fmt: skip
+
+    # The same requests through the Starlette app, as bytes in and bytes out.
+    app = create_app(
+        lambda: server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
+    )
+    loop = asyncio.new_event_loop()
+    anon_done = dataclasses.replace(done, task_id=done.task_id[:-4] + "cafe", owner=settings.anonymous_owner)
+    store.put(anon_done)
+
+    def asgi_items(method: str, params: dict[str, Any]) -> Callable[[int], list[Any]]:
+        wire = (json.dumps(envelope(method, params, 7)).encode(), headers_for(method, params), None)
+        return lambda n: [wire] * n
+
+    def asgi_creates(n: int) -> list[Any]:
+        store.finish_all()
+        params = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}
+        body = json.dumps(envelope("tools/call", params, 7)).encode()
+        headers = headers_for("tools/call", params)
+        # One principal per request in turn, so no owner reaches MAX_ACTIVE_TASKS_PER_OWNER.
+        return [(body, headers, OWNERS[i % len(OWNERS)]) for i in range(n)]
+
+    def asgi_run(items: list[Any]) -> tuple[int, bytes]:
+        async def many() -> tuple[int, bytes]:
+            last = (0, b"")
+            for body, headers, owner in items:
+                last = await asgi_post(app, body, headers, owner)
+            return last
+
+        return loop.run_until_complete(many())
+
+    def asgi_ok(reply: Any) -> bool:
+        return bool(reply[0] == 200 and "result" in json.loads(reply[1]))
+
+    def hop_run(items: list[Any]) -> int:
+        from starlette.concurrency import run_in_threadpool
+
+        async def many() -> int:
+            last = 0
+            for _ in items:
+                last = await run_in_threadpool(int, 1)
+            return last
+
+        return loop.run_until_complete(many())
+
+    rows += [
+        Row("run_in_threadpool(no-op) (baseline: the hop alone)", "ASGI", lambda n: [None] * n, hop_run, lambda r: r == 1, batch),
+        Row("tasks/get (completed, result inline)", "ASGI", asgi_items("tasks/get", {"taskId": anon_done.task_id}), asgi_run, asgi_ok, batch),
+        Row("tools/call -> task", "ASGI", asgi_creates, asgi_run, asgi_ok, batch),
+    ]  # fmt: skip
+
+    # The Lambda entry point: API Gateway v2 event -> Powertools decorators -> Mangum -> app.
+    real_stdout = sys.stdout
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Powertools' log lines and EMF metrics go here
+    api = load_api_handler()
+    info["lambda_stdout"] = "devnull"
+    template = json.loads((ROOT / "events" / "api_tasks_get_unknown.json").read_text())
+    ctx = LambdaContext()
+
+    def lambda_gets(n: int) -> list[Any]:
+        return [api_event(template, "tasks/get", {"taskId": jwt_done.task_id}, i) for i in range(n)]
+
+    def lambda_run(items: list[Any]) -> Any:
+        handler = api.handler
+        last = None
+        for event in items:
+            last = handler(event, ctx)
+        return last
+
+    def mangum_run(items: list[Any]) -> Any:
+        mangum = api._mangum
+        last = None
+        for event in items:
+            last = mangum(event, ctx)
+        return last
+
+    def lambda_ok(resp: Any) -> bool:
+        return bool(resp["statusCode"] == 200 and "result" in json.loads(resp["body"]))
+
+    rows += [
+        Row("tasks/get (completed, result inline)", "Mangum (no decorators)", lambda_gets, mangum_run, lambda_ok, batch),
+        Row("tasks/get (completed, result inline)", "Lambda handler", lambda_gets, lambda_run, lambda_ok, batch),
+    ]  # fmt: skip
+    info["restore_stdout"] = real_stdout
+
+    # Real adapters and boto3 clients; only the HTTP send is replaced (CannedAws).
+    rows += adapter_rows(adapter_batch, settings)
+    return rows, info
+
+
+def adapter_rows(batch: int, settings: Any) -> list[Row]:
+    import boto3
+    from botocore.config import Config
+
+    from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
+    from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
+    from taskgate.domain.service import Limits, TaskService
+
+    canned = CannedAws()
+    session = boto3.session.Session(region_name="us-east-1")
+    config = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=2, read_timeout=10)
+    ddb = session.client("dynamodb", config=config)
+    sfn = session.client("stepfunctions", config=config)
+    canned.attach(ddb)
+    canned.attach(sfn)
+    limits = Limits(
+        default_ttl_ms=settings.default_ttl_ms,
+        max_ttl_ms=settings.max_ttl_ms,
+        poll_interval_ms=settings.poll_interval_ms,
+        max_active_per_owner=settings.max_active_per_owner,
+        max_argument_bytes=settings.max_argument_bytes,
+        max_input_response_bytes=settings.max_input_response_bytes,
+    )
+    store = DynamoDBTaskStore(ddb, settings.table_name)
+    tasks = TaskService(store, StepFunctionsWorkflow(sfn, settings.state_machine_arn), now_ms, limits, None)
+    server = McpServer(
+        tasks, wiring.tools(), sessions=MemorySessionStore(), anonymous_owner=settings.anonymous_owner
+    )
+    done = record(OWNERS[0])
+    store.create(done)
+    # Finish it by hand (CannedAws does not answer UpdateItem): a completed row with its result.
+    item = canned.items[done.task_id]
+    item.pop("activeOwner", None)
+    item["status"] = {"S": "completed"}
+    item["outcome"] = {"S": "success"}
+    item["result"] = {"S": json.dumps(COMPLETED["result"])}
+    item["statusMessage"] = {"S": "The operation completed."}
+
+    def creates(n: int) -> list[Any]:
+        canned.finish_all()
+        args = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}
+        return [call("tools/call", args, OWNERS[i % len(OWNERS)], i) for i in range(n)]
+
+    get = call("tasks/get", {"taskId": done.task_id}, done.owner)
+    run = direct(server)
+    return [
+        Row("tools/call -> task (Query+PutItem+StartExecution)", "adapters+botocore", creates, run, lambda r: ok_reply(r) and r.body["result"]["resultType"] == "task", batch),
+        Row("tasks/get (GetItem)", "adapters+botocore", lambda n: [get] * n, run, lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch),
+    ]  # fmt: skip
+
+
+def measure(rows: list[Row], repeats: int, warmup: int = 2) -> None:
+    for r in range(warmup + repeats):
+        for row in rows:
+            items = row.prepare(row.batch)
+            t0 = time.perf_counter_ns()
+            last = row.run(items)
+            elapsed = time.perf_counter_ns() - t0
+            if not row.checked:
+                if not row.check(last):
+                    raise SystemExit(f"warm: {row.path} {row.name}: unexpected reply {last!r}")
+                row.checked = True
+            if r >= warmup:
+                row.samples.append(elapsed / row.batch / 1000)
+
+
+def count_threads(rows: list[Row]) -> None:
+    """Threads started per request, from one extra untimed batch per row."""
+    started = 0
+    original = threading.Thread.start
+
+    def counting_start(self: threading.Thread) -> None:
+        nonlocal started
+        started += 1
+        original(self)
+
+    threading.Thread.start = counting_start  # type: ignore[method-assign]
+    try:
+        for row in rows:
+            items = row.prepare(row.batch)
+            started = 0
+            row.run(items)
+            row.threads_per_op = started / row.batch
+    finally:
+        threading.Thread.start = original  # type: ignore[method-assign]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--batch", type=int, default=200)
+    parser.add_argument("--adapter-batch", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=21)
+    args = parser.parse_args()
+    rows, info = build_rows(args.batch, args.adapter_batch)
+    measure(rows, args.repeats)
+    count_threads(rows)
+    sys.stdout = info.pop("restore_stdout")
+    out = {
+        "repeats": args.repeats,
+        "rows": [
+            {
+                "name": row.name,
+                "path": row.path,
+                "batch": row.batch,
+                "us_per_op_median": median(row.samples),
+                "us_per_op_min": min(row.samples),
+                "us_per_op_p90": p90(row.samples),
+                "threads_started_per_op": row.threads_per_op,
+                "samples": row.samples,
+            }
+            for row in rows
+        ],
+        **info,
+    }
+    args.out.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
