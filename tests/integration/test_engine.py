@@ -122,8 +122,10 @@ def test_cancel_while_working_stops_the_tool_and_stays_cancelled(mcp: Mcp, aws: 
     assert mcp.result("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
     assert mcp.get(task_id)["status"] == "cancelled"
     assert time.monotonic() - started < 2
-    # The execution ends (stopped), far sooner than the tool's 60 s.
-    assert _wait_execution_ended(aws, task_id)["status"] in {"ABORTED", "SUCCEEDED"}
+    # The execution ends, far sooner than the tool's 60 s. (AWS reports it ABORTED;
+    # moto, when the stop lands mid-step, sometimes corrupts its own state stack and
+    # reports FAILED: see README, "The local runtime and moto".)
+    assert _wait_execution_ended(aws, task_id)["status"] in {"ABORTED", "SUCCEEDED", "FAILED"}
     time.sleep(0.6)  # longer than the tool's progress interval: it must have noticed and quit
     final = mcp.get(task_id)
     assert final["status"] == "cancelled"
