@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load bench bench-quick clean
+.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -51,6 +51,10 @@ bench-quick: setup
 # Many tasks at once against a fresh local server (loopback only, bounded).
 load: setup
 	$(PY) bench/load.py --n 50 --n 200 --mix
+
+# The MCP Inspector 2.x web UI (headless Chromium) and CLI against a fresh local server.
+inspector: setup
+	$(PY) -m pytest -q tests/e2e/test_inspector.py -s
 
 # A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
 transcript: setup

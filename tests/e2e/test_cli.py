@@ -12,11 +12,8 @@ from __future__ import annotations
 import os
 import pathlib
 import re
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import StringIO
@@ -24,6 +21,8 @@ from typing import Any
 
 import pexpect  # drives the CLI in a real pseudo-terminal
 import pytest
+
+from tests.e2e.local_server import running_server
 
 pytestmark = pytest.mark.slow
 
@@ -35,45 +34,14 @@ TASK_ID = r"task ([0-9a-f-]{36}) \("
 TIMEOUT = 60  # generous: nothing here asserts timing
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "PYTHONPATH": "layers/taskgate:layers/tools",
-        # Bearer tokens through the same path as API Gateway's authorizer: proves --token is sent.
-        "TASKGATE_DEV_TOKENS": f"{TOKEN}=cli-user,{OTHER_TOKEN}=someone-else",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "taskgate.local"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(
-                    f"server did not start: {proc.stdout.read() if proc.stdout else ''}"
-                ) from None
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.terminate()
-    proc.wait(timeout=10)
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Bearer tokens through the same path as API Gateway's authorizer: proves --token is sent.
+    tokens = f"{TOKEN}=cli-user,{OTHER_TOKEN}=someone-else"
+    with running_server(
+        tmp_path_factory.mktemp("cli-server") / "server.log", TASKGATE_DEV_TOKENS=tokens
+    ) as url:
+        yield url
 
 
 def _taskgate() -> str:

@@ -25,15 +25,14 @@ import json
 import os
 import pathlib
 import re
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.e2e.local_server import running_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "e2e" / "clients2025"
@@ -49,12 +48,6 @@ FULL_TASKS_CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call"
 # "<stream>:<log position>" for logged events, plus ":<nonce>" on the id-only event
 # that opens or closes every stream.
 EVENT_ID = re.compile(r"^(?P<stream>[^:]+):(?P<n>\d+)(:[0-9a-f]+)?$")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -75,41 +68,10 @@ def clients_installed() -> None:
 
 @pytest.fixture(scope="module")
 def server_url(clients_installed: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server2025") / "server.log"
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        "PYTHONPATH": "layers/taskgate:layers/tools",
-        "TASKGATE_DEV_TOKENS": "alice-token=alice,bob-token=bob",
-        "STREAM_MAX_SECONDS": str(STREAM_MAX_SECONDS),
-    }
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "taskgate.local"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(f"server did not start:\n{log_path.read_text()}") from None
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+    log = tmp_path_factory.mktemp("server2025") / "server.log"
+    tokens = "alice-token=alice,bob-token=bob"
+    with running_server(log, TASKGATE_DEV_TOKENS=tokens, STREAM_MAX_SECONDS=str(STREAM_MAX_SECONDS)) as url:
+        yield url
 
 
 def _run(command: list[str], scenario: str, env: dict[str, str] | None = None) -> dict[str, Any]:

