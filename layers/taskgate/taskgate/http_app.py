@@ -22,6 +22,16 @@ def _error(status: int, code: int, message: str) -> JSONResponse:
     return JSONResponse(failure(None, RpcError(code, message)), status)
 
 
+def _has_lone_surrogate(message: Any) -> bool:
+    try:
+        json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
 def _response(reply: HttpReply) -> Response:
     if reply.stream is not None:
         # A sync iterator: Starlette runs it in a worker thread, so the store polls never block the loop.
@@ -54,8 +64,14 @@ def create_app(
             return _error(413, INVALID_REQUEST, f"Request body larger than {max_body_bytes} bytes")
         try:
             message: Any = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
+            # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit
+            # limit; RecursionError, nesting deeper than the parser goes.
             return _error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+        if _has_lone_surrogate(message):
+            # Valid JSON, but not Unicode: nothing downstream (DynamoDB, our own JSON
+            # replies) can store or echo an unpaired surrogate, so refuse it up front.
+            return _error(400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate")
         reply = await run(server().handle, message, request.headers, owner(request))
         return _response(reply)
 

@@ -70,9 +70,11 @@ def _encode_cursor(key: dict[str, Any]) -> str:
 
 
 def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
+    if len(cursor) > 2048:
+        raise ValueError("malformed cursor")
     try:
         key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ValueError("malformed cursor") from exc
     expected = {"taskId", "ownerId", "createdAt"}
     if (

@@ -48,11 +48,28 @@ def validation_data(exc: ValidationError) -> list[dict[str, Any]]:
     return [{"path": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
 
 
+# Far above any id we issue (36 characters), far below DynamoDB's 2 KB key limit.
+MAX_ID_LENGTH = 256
+
+
 def task_id_param(params: dict[str, Any]) -> str:
     task_id = params.get("taskId")
-    if not isinstance(task_id, str) or not task_id:
-        raise RpcError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
+    if not isinstance(task_id, str) or not task_id or len(task_id) > MAX_ID_LENGTH:
+        raise RpcError(INVALID_PARAMS, "Invalid params: taskId must be a task id string")
     return task_id
+
+
+def answers_param(params: dict[str, Any], field: str = "inputResponses") -> dict[str, Any]:
+    """Answers keyed by the question keys the server issued: non-empty, bounded strings."""
+    answers = params.get(field)
+    if answers is None:
+        return {}
+    if not isinstance(answers, dict):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {field} must be an object")
+    for key in answers:
+        if not key or len(key) > MAX_ID_LENGTH:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {field} keys must be 1 to {MAX_ID_LENGTH} characters")
+    return answers
 
 
 class EraBase:

@@ -14,7 +14,7 @@ from ..domain.sessions import Session, SessionStore
 from ..tools.context import InputNeeded, ToolContext
 from ..tools.registry import Tool
 from . import wire2025 as w
-from .common import CallContext, EraBase, Handler, HttpReply, task_id_param
+from .common import MAX_ID_LENGTH, CallContext, EraBase, Handler, HttpReply, task_id_param
 from .jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, ClientResponse, Request, RpcError
 from .result_stream import ResultStreams
 
@@ -58,6 +58,8 @@ class Era2025(EraBase):
         session_id = ctx.headers.get("mcp-session-id")
         if session_id is None:
             return
+        if not session_id or len(session_id) > MAX_ID_LENGTH:
+            raise RpcError(INVALID_REQUEST, "Session not found", http_status=404)
         session = self._sessions.get_session(session_id)
         if session is None or session.owner != ctx.owner:
             raise RpcError(INVALID_REQUEST, "Session not found", http_status=404)
@@ -97,6 +99,8 @@ class Era2025(EraBase):
 
     def resume(self, ctx: CallContext) -> HttpReply:
         last_event_id = ctx.headers.get("last-event-id")
+        if last_event_id and len(last_event_id) > MAX_ID_LENGTH:
+            return HttpReply(404, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST, "message": "Unknown stream"}})
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})

@@ -8,7 +8,7 @@ from .. import __version__
 from ..domain.errors import PayloadTooLarge, TaskNotFound, WorkflowUnavailable
 from ..tools.context import InputNeeded, ToolContext
 from . import wire2026 as w
-from .common import CallContext, EraBase, Handler, task_id_param
+from .common import CallContext, EraBase, Handler, answers_param, task_id_param
 from .headers import check_param_headers, check_routing_headers
 from .jsonrpc import (
     HEADER_MISMATCH,
@@ -104,16 +104,19 @@ class Era2026(EraBase):
                 w.missing_capability_data(),
                 http_status=400,
             )
-        answers = params.get("inputResponses")
-        answers = answers if isinstance(answers, dict) else {}
+        answers = answers_param(params)
         if declares and found.task_support != "forbidden":
+            carried: dict[str, Any] = {}
             if found.prepare is not None:
                 # Questions asked before the task exists are a plain input round (MRTR).
+                prepared = ToolContext(answers=answers)
                 try:
-                    found.prepare(found.parse(arguments), ToolContext(answers=answers))
+                    found.prepare(found.parse(arguments), prepared)
                 except InputNeeded as need:
                     return {"resultType": "input_required", "inputRequests": need.requests}
-            record = self._create_task(ctx, found, arguments, answers=answers)
+                # The task inherits the answers to the questions it was asked, nothing else.
+                carried = {k: answers[k] for k in prepared.asked if k in answers}
+            record = self._create_task(ctx, found, arguments, answers=carried)
             return w.create_task_result(record)
         return {"resultType": "complete", **self._run_inline(found, arguments, answers)}
 
@@ -137,9 +140,9 @@ class Era2026(EraBase):
     def _tasks_update(self, request: Request, ctx: CallContext) -> dict[str, Any]:
         self._require_tasks(request)
         task_id = task_id_param(request.params)
-        responses = request.params.get("inputResponses")
-        if not isinstance(responses, dict):
+        if not isinstance(request.params.get("inputResponses"), dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        responses = answers_param(request.params)
         try:
             self._tasks.submit_input(ctx.owner, task_id, responses)
         except TaskNotFound as exc:

@@ -126,6 +126,8 @@ class ToolContext:
         self._control: TaskControl = control or _NoTask()
         self.state = state
         self.stream_closed = False
+        # Every question key asked in this run, answered or not.
+        self.asked: set[str] = set()
 
     @property
     def is_task(self) -> bool:
@@ -161,6 +163,7 @@ class ToolContext:
 
     def ask_all(self, questions: dict[str, Elicit]) -> dict[str, Answer]:
         """Ask several questions at once; all of them are pending together."""
+        self.asked.update(questions)
         missing = {k: q.to_request() for k, q in questions.items() if k not in self._answers}
         if missing:
             raise InputNeeded(missing)
