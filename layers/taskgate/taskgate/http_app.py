@@ -71,7 +71,9 @@ def create_app(
         if _has_lone_surrogate(message):
             # Valid JSON, but not Unicode: nothing downstream (DynamoDB, our own JSON
             # replies) can store or echo an unpaired surrogate, so refuse it up front.
-            return _error(400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate")
+            return _error(
+                400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate"
+            )
         reply = await run(server().handle, message, request.headers, owner(request))
         return _response(reply)
 

@@ -68,7 +68,9 @@ def answers_param(params: dict[str, Any], field: str = "inputResponses") -> dict
         raise RpcError(INVALID_PARAMS, f"Invalid params: {field} must be an object")
     for key in answers:
         if not key or len(key) > MAX_ID_LENGTH:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: {field} keys must be 1 to {MAX_ID_LENGTH} characters")
+            raise RpcError(
+                INVALID_PARAMS, f"Invalid params: {field} keys must be 1 to {MAX_ID_LENGTH} characters"
+            )
     return answers
 
 

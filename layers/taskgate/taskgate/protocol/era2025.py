@@ -100,7 +100,9 @@ class Era2025(EraBase):
     def resume(self, ctx: CallContext) -> HttpReply:
         last_event_id = ctx.headers.get("last-event-id")
         if last_event_id and len(last_event_id) > MAX_ID_LENGTH:
-            return HttpReply(404, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST, "message": "Unknown stream"}})
+            return HttpReply(
+                404, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST, "message": "Unknown stream"}}
+            )
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
