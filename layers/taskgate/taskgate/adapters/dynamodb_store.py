@@ -370,8 +370,9 @@ class DynamoDBTaskStore:
             if not resume:
                 removes.append(f"inputRequests.#k{i}")
         if resume:
-            sets.append("#status = :working")
+            sets += ["#status = :working", "statusMessage = :resumed"]
             values[":working"] = _s("working")
+            values[":resumed"] = _s("Resuming with the client's answers.")
             removes += ["taskToken", "inputRequests"]
         expression = "SET " + ", ".join(sets)
         if removes:
