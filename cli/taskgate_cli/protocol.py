@@ -18,6 +18,7 @@ import contextlib
 import itertools
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -119,6 +120,18 @@ def _param_header(value: Any) -> str:
     return text if safe else "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
 
 
+def _list_tools(request: Callable[[str, dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every page of tools/list; the same in both eras."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        result = request("tools/list", {"cursor": cursor} if cursor else {})
+        tools += [t for t in result.get("tools") or [] if isinstance(t, dict)]
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            return tools
+
+
 class Client2026:
     era = "2026"
 
@@ -161,14 +174,7 @@ class Client2026:
             return _expect_result(_response_of(reply, msg_id), reply.status)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = self.request("tools/list", {"cursor": cursor} if cursor else {})
-            tools += [t for t in result.get("tools") or [] if isinstance(t, dict)]
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                return tools
+        return _list_tools(self.request)
 
     def call_tool(
         self, tool: dict[str, Any], arguments: dict[str, Any], answers: dict[str, Any]
@@ -322,14 +328,7 @@ class Client2025:
         raise ConnectionTrouble("no response after 100 resumed streams")
 
     def list_tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            result = self.request("tools/list", {"cursor": cursor} if cursor else {})
-            tools += [t for t in result.get("tools") or [] if isinstance(t, dict)]
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                return tools
+        return _list_tools(self.request)
 
     def call_tool(
         self, tool: dict[str, Any], arguments: dict[str, Any], answers: dict[str, Any]

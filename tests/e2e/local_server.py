@@ -53,3 +53,12 @@ def running_server(log_path: pathlib.Path, **env: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def run_setup(script: pathlib.Path, label: str, timeout: float = 600) -> None:
+    """Run an e2e setup.sh (installs the clients a test drives), showing its output."""
+    started = time.monotonic()
+    done = subprocess.run(["bash", str(script)], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    took = time.monotonic() - started
+    print(f"\n[{label}] setup.sh exit {done.returncode} in {took:.1f}s\n{done.stdout}{done.stderr}")
+    assert done.returncode == 0, f"setup.sh failed:\n{done.stdout}\n{done.stderr}"

@@ -26,13 +26,12 @@ import os
 import pathlib
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.local_server import running_server
+from tests.e2e.local_server import run_setup, running_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "e2e" / "clients2025"
@@ -52,17 +51,7 @@ EVENT_ID = re.compile(r"^(?P<stream>[^:]+):(?P<n>\d+)(:[0-9a-f]+)?$")
 
 @pytest.fixture(scope="module")
 def clients_installed() -> None:
-    started = time.monotonic()
-    done = subprocess.run(
-        ["bash", str(CLIENTS / "setup.sh")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    took = time.monotonic() - started
-    print(f"\n[clients2025] setup.sh exit {done.returncode} in {took:.1f}s\n{done.stdout}{done.stderr}")
-    assert done.returncode == 0, f"setup.sh failed:\n{done.stdout}\n{done.stderr}"
+    run_setup(CLIENTS / "setup.sh", "clients2025")
     assert PYTHON.exists() and NODE.exists()
 
 

@@ -23,13 +23,12 @@ from __future__ import annotations
 import json
 import pathlib
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.local_server import running_server
+from tests.e2e.local_server import run_setup, running_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "e2e" / "clients"
@@ -43,17 +42,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def clients_installed() -> None:
-    started = time.monotonic()
-    done = subprocess.run(
-        ["bash", str(CLIENTS / "setup.sh")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    took = time.monotonic() - started
-    print(f"\n[clients] setup.sh exit {done.returncode} in {took:.1f}s\n{done.stdout}{done.stderr}")
-    assert done.returncode == 0, f"setup.sh failed:\n{done.stdout}\n{done.stderr}"
+    run_setup(CLIENTS / "setup.sh", "clients")
     assert FASTMCP_PYTHON.exists() and NODE.exists()
 
 
