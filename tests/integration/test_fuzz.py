@@ -43,6 +43,7 @@ from starlette.testclient import TestClient
 
 from taskgate import wiring
 from taskgate.http_app import create_app
+from taskgate.local import moto_fixes
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import REGION, EmbeddedAws
 from tests.conftest import DEV_TOKENS
@@ -604,15 +605,14 @@ def _items(aws: EmbeddedAws) -> list[dict[str, Any]]:
 
     A boto3 scan costs ~50 ms a call against moto and would dominate the run;
     and moto cannot serialise some rows the fuzz makes the server write (a map
-    with an empty key), which would break a scan for every later example.
+    with an empty key), which would break a scan for every later example. The
+    lock is the one every DynamoDB request holds: without it a read can land in
+    the middle of a background update (status already terminal, result not yet)
+    and report a write that never happened.
     """
     table = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(aws.table_name)
-    for _ in range(20):
-        try:
-            return [item.to_json()["Attributes"] for item in list(table.all_items())]
-        except RuntimeError:  # a background write resized the table mid-iteration
-            time.sleep(0.01)
-    raise AssertionError("could not read the table")
+    with moto_fixes.DYNAMODB_LOCK:
+        return [item.to_json()["Attributes"] for item in table.all_items()]
 
 
 def task_rows(aws: EmbeddedAws) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,9 @@ from collections.abc import Callable
 from typing import Any
 
 _applied = False
+# Held for every DynamoDB request (fix 5). Tests that read moto's backend directly
+# take it too, so they never see an update half-applied.
+DYNAMODB_LOCK = threading.RLock()
 _SIGNALS = {"TaskgateInputRequired", "TaskgateContinue"}
 _invoke: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 logger = logging.getLogger(__name__)
@@ -120,11 +123,10 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     from moto.dynamodb.responses import DynamoHandler
     from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-    dynamodb_lock = threading.RLock()
     original_call_action = DynamoHandler.call_action
 
     def call_action(self: Any) -> Any:
-        with dynamodb_lock:
+        with DYNAMODB_LOCK:
             return original_call_action(self)
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]
