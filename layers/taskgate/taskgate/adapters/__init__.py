@@ -1,1 +1,1 @@
-"""One adapter per AWS service; the only modules that import boto3."""
+"""One adapter per AWS service; the only modules that import the AWS SDK (botocore)."""

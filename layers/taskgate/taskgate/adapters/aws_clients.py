@@ -1,4 +1,8 @@
-"""boto3 clients, created once per process and shared (cold-start cost is paid once).
+"""AWS SDK clients, created once per process and shared (cold-start cost is paid once).
+
+They are botocore clients, the very objects ``boto3.client`` returns: importing
+boto3 itself also imports s3transfer and its thread pools, about a fifth of the
+ApiFunction's cold start, for nothing the adapters use (see bench/, section 1).
 
 ``AWS_ENDPOINT_URL`` / ``AWS_PROFILE`` and the usual variables pick the target:
 real AWS, or a moto server. Switching is configuration, never code.
@@ -10,7 +14,7 @@ import os
 import threading
 from typing import Any
 
-import boto3
+import botocore.session
 from botocore.config import Config
 
 _CONFIG = Config(
@@ -21,7 +25,7 @@ _CONFIG = Config(
 # Clients are thread-safe once made, but making them from one session in two
 # threads at once is not (the local server's request and executor threads do).
 _lock = threading.Lock()
-_session: boto3.session.Session | None = None
+_session: botocore.session.Session | None = None
 _clients: dict[str, Any] = {}
 
 
@@ -34,8 +38,9 @@ def client(service: str) -> Any:
         if service not in _clients:
             if _session is None:
                 region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-                _session = boto3.session.Session(region_name=region)
-            _clients[service] = _session.client(service, config=_CONFIG)  # type: ignore[call-overload]
+                _session = botocore.session.Session()
+                _session.set_config_variable("region", region)
+            _clients[service] = _session.create_client(service, config=_CONFIG)
         return _clients[service]
 
 
