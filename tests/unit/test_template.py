@@ -49,7 +49,42 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
     assert (build / "ToolsLayer" / "python" / "taskgate_tools" / "conformance.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
+    _assert_ships_bytecode(layer)
+    _assert_ships_bytecode(build / "ToolsLayer" / "python")
+    # Python takes the shipped bytecode even when the source looks newer, as the
+    # zip round trip may leave it: nothing is compiled at a cold start.
+    (layer / "taskgate" / "clock.py").touch()
+    loaded = subprocess.run(
+        [sys.executable, "-v", "-c", "import taskgate.clock"],
+        env={"PYTHONPATH": str(layer), "PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        f"code object from '{layer / 'taskgate' / '__pycache__' / 'clock.cpython-313.pyc'}'" in loaded.stderr
+    )
     shutil.rmtree(ROOT / ".aws-sam", ignore_errors=True)
+
+
+def _assert_ships_bytecode(site: pathlib.Path) -> None:
+    """Every module in a built layer has unchecked-hash bytecode for the runtime's
+    Python, naming its /opt/python path (so tracebacks point where Lambda has it)."""
+    import importlib.util
+    import marshal
+
+    sources = list(site.rglob("*.py"))
+    assert sources
+    tag = sys.implementation.cache_tag
+    for source in sources:
+        pyc = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        assert pyc.exists(), f"no bytecode shipped for {source.relative_to(site)}"
+        data = pyc.read_bytes()
+        assert data[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(data[4:8], "little") == 0b01, f"{pyc} is not unchecked-hash"
+    sample = next(s for s in sources if s.name != "__init__.py")
+    code = marshal.loads((sample.parent / "__pycache__" / f"{sample.stem}.{tag}.pyc").read_bytes()[16:])
+    assert code.co_filename == f"/opt/python/{sample.relative_to(site)}"
 
 
 def test_local_table_matches_the_template() -> None:
