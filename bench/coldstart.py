@@ -99,6 +99,13 @@ def contenders() -> list[Contender]:
         Contender(
             "ours_layer", "taskgate ApiFunction init (layer-only venv)", LAYER_PY, lambda_env(), handler
         ),
+        Contender(
+            "floor",
+            "required stack alone, no taskgate code (layer-only venv)",
+            LAYER_PY,
+            lambda_env(),
+            f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport stack_floor",
+        ),
         Contender("mcp", "import mcp (mcp 2.3.0)", MCP_PY, base_env(), "import mcp"),
         Contender(
             "fastmcp",
