@@ -855,7 +855,11 @@ def test_bodies_around_the_size_limit(env: Env) -> None:
 def test_every_tool_is_fuzzed(aws: EmbeddedAws) -> None:
     """A tool added to the server without valid arguments here would only ever be fuzzed as unknown."""
     # Tools registered by other test modules (tests/fixture_tools.py) are not the server's.
-    served = {t.name for t in wiring.tools() if t.fn.__module__.startswith("taskgate_tools")}
+    served = {
+        t.name
+        for t in wiring.tools()
+        if t.fn.__module__.startswith(("taskgate_tools", "taskgate_conformance"))
+    }
     assert served and served <= set(TOOL_ARGS)
 
 

@@ -47,7 +47,7 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     layer = build / "TaskgateLayer" / "python"
     assert (layer / "taskgate" / "protocol" / "server.py").exists()
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
-    assert (build / "ToolsLayer" / "python" / "taskgate_tools" / "conformance.py").exists()
+    assert (build / "ToolsLayer" / "python" / "taskgate_conformance.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
     _assert_ships_bytecode(layer)
     _assert_ships_bytecode(build / "ToolsLayer" / "python")

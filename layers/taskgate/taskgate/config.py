@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# The template's ToolModules default too. The conformance fixtures come first: the
+# suite calls whichever tool is listed first, with no arguments.
+DEFAULT_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
+
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
@@ -41,7 +45,9 @@ class Settings:
             poll_interval_ms=_int("POLL_INTERVAL_MS", 1_000),
             anonymous_owner=os.environ.get("ANONYMOUS_OWNER", "anonymous"),
             tool_modules=tuple(
-                m.strip() for m in os.environ.get("TOOL_MODULES", "taskgate_tools").split(",") if m.strip()
+                m.strip()
+                for m in os.environ.get("TOOL_MODULES", DEFAULT_TOOL_MODULES).split(",")
+                if m.strip()
             ),
             max_body_bytes=_int("MAX_BODY_BYTES", 1_048_576),
             # Under API Gateway's 29 s, with room for the Lambda's own overhead.

@@ -1,3 +1,5 @@
-"""The deployer's tools. Importing this package registers every tool in it."""
+"""The deployer's tools. Importing this package registers every tool in it.
 
-from . import conformance, migrations, reports  # noqa: F401
+The conformance suite's fixtures are in ``taskgate_conformance``, next to this package."""
+
+from . import migrations, reports  # noqa: F401
