@@ -14,22 +14,11 @@ from cfnlint.decode import decode
 from taskgate.config import DEFAULT_TOOL_MODULES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FIXTURES = {
-    "greet",
-    "slow_compute",
-    "failing_job",
-    "protocol_error_job",
-    "confirm_delete",
-    "multi_input",
-    "test_tool_with_task",
-    "echo_region",
-    "json_schema_2020_12_tool",
-    "test_reconnection",
-}
 
 
-def served(tool_modules: str | None) -> list[str]:
-    """tools/list order for a TOOL_MODULES value, in a fresh process (registration is global)."""
+def served(tool_modules: str | None) -> list[tuple[str, str]]:
+    """(tool, module that registered it) in tools/list order for a TOOL_MODULES value,
+    in a fresh process (registration is process-global)."""
     env = {k: v for k, v in os.environ.items() if k != "TOOL_MODULES"}
     if tool_modules is not None:
         env["TOOL_MODULES"] = tool_modules
@@ -38,7 +27,8 @@ def served(tool_modules: str | None) -> list[str]:
         [
             sys.executable,
             "-c",
-            "import json; from taskgate import wiring; print(json.dumps([t.name for t in wiring.tools()]))",
+            "import json; from taskgate import wiring;"
+            "print(json.dumps([(t.name, t.fn.__module__.split('.')[0]) for t in wiring.tools()]))",
         ],
         env=env,
         capture_output=True,
@@ -46,19 +36,23 @@ def served(tool_modules: str | None) -> list[str]:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    return list(json.loads(done.stdout))
+    return [(name, module) for name, module in json.loads(done.stdout)]
 
 
 def test_the_default_lists_the_conformance_fixtures_first_then_the_deployers_tools() -> None:
-    names = served(None)
-    assert names[0] == "greet"  # the suite calls the first tool listed, with {}
-    assert set(names) >= FIXTURES
-    assert {"orders_report", "archive_orders"} <= set(names)
-    assert names.index("orders_report") > max(names.index(n) for n in FIXTURES)
+    tools = served(None)
+    assert tools[0] == ("greet", "taskgate_conformance")  # the suite calls the first tool listed, with {}
+    modules = [module for _, module in tools]
+    fixtures = modules.count("taskgate_conformance")
+    assert fixtures > 1 and modules == ["taskgate_conformance"] * fixtures + ["taskgate_tools"] * (
+        len(tools) - fixtures
+    )
+    assert {"orders_report", "archive_orders"} <= {name for name, _ in tools}
 
 
 def test_the_deployers_tools_alone_serve_no_fixture() -> None:
-    assert set(served("taskgate_tools")) == {"orders_report", "archive_orders"}
+    ours = [tool for tool in served(None) if tool[1] == "taskgate_tools"]
+    assert served("taskgate_tools") == ours
 
 
 def test_template_default_and_prod_environment() -> None:
