@@ -1,7 +1,7 @@
 """AWS SDK clients, created once per process and shared (cold-start cost is paid once).
 
 They are botocore clients, the very objects ``boto3.client`` returns: importing
-boto3 itself also imports s3transfer and its thread pools, about a fifth of the
+boto3 itself also imports s3transfer and its thread pools, about 40 ms of the
 ApiFunction's cold start, for nothing the adapters use (see bench/, section 1).
 
 ``AWS_ENDPOINT_URL`` / ``AWS_PROFILE`` and the usual variables pick the target:
