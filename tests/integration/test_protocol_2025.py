@@ -36,7 +36,19 @@ def _result_over_streams(
     client: Legacy, task_id: str, answer: dict[str, Any] | None = None, limit: int = 40
 ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     """tasks/result as a client does it: POST, then GET with Last-Event-ID until the response."""
-    resp = client.post("tasks/result", {"taskId": task_id})
+    return _over_streams(client, "tasks/result", {"taskId": task_id}, answer, limit)
+
+
+def _over_streams(
+    client: Legacy,
+    method: str,
+    params: dict[str, Any],
+    answer: dict[str, Any] | None = None,
+    limit: int = 40,
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """A request whose response may come over SSE: POST, answer any elicitation, then GET
+    with Last-Event-ID until the response arrives."""
+    resp = client.post(method, params)
     streams: list[list[dict[str, Any]]] = []
     last: str | None = None
     for _ in range(limit):
@@ -198,6 +210,45 @@ def test_input_required_arrives_as_elicitation_on_the_result_stream(legacy: Lega
     assert asked[0]["params"]["message"] == "Delete old.log?"
     assert asked[0]["params"]["_meta"][RELATED] == {"taskId": task_id}
     assert message["result"]["content"][0]["text"] == "Deleted old.log"
+
+
+def test_a_plain_call_to_a_tool_that_asks_elicits_on_its_own_stream(legacy: Legacy, aws: EmbeddedAws) -> None:
+    """No params.task: 2025 has no inline question, so the call becomes a task whose
+    elicitation and result travel on the call's own (resumed) stream."""
+    call = {"name": "confirm_delete", "arguments": {"filename": "plain.txt"}}
+    answer = {"action": "accept", "content": {"confirm": True}}
+    message, streams = _over_streams(legacy, "tools/call", call, answer)
+    asked = [
+        e["data"] for s in streams for e in s if e["data"] and e["data"].get("method") == "elicitation/create"
+    ]
+    assert [a["params"]["message"] for a in asked] == ["Delete plain.txt?"]
+    assert len(streams) >= 2  # the answer resumed the task; the response came on a resumed stream
+    assert isinstance(message["id"], int)  # the tools/call's own id
+    assert message["result"]["content"][0]["text"] == "Deleted plain.txt"
+    assert message["result"]["isError"] is False
+    task_id = message["result"]["_meta"][RELATED]["taskId"]
+    assert legacy.result("tasks/get", {"taskId": task_id})["status"] == "completed"
+    # The result stays fetchable the task way too, e.g. after a lost stream.
+    again, _ = _result_over_streams(legacy, task_id)
+    assert again["result"]["content"] == message["result"]["content"]
+
+
+def test_a_plain_call_that_asks_without_an_event_stream_is_refused_and_stores_nothing(
+    legacy: Legacy, aws: EmbeddedAws
+) -> None:
+    resp = legacy.http.post(
+        "/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "confirm_delete", "arguments": {"filename": "x"}},
+        },
+        headers=legacy.headers(accept="application/json"),
+    )
+    error = resp.json()["error"]
+    assert error["code"] == -32602 and "call it as a task" in error["message"]
+    assert [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]] == []
 
 
 def test_a_declined_elicitation_is_an_answer_too(legacy: Legacy) -> None:

@@ -33,7 +33,7 @@ from mcp.shared.exceptions import McpError
 # The SDK marks its 2025-11-25 tasks client (and the old transport name) deprecated.
 warnings.simplefilter("ignore", DeprecationWarning)
 
-SCENARIOS = ("slow", "list", "anonymous_list", "confirm", "cancel", "long_wait", "failing")
+SCENARIOS = ("slow", "list", "anonymous_list", "confirm", "plain_confirm", "cancel", "long_wait", "failing")
 RELATED = "io.modelcontextprotocol/related-task"
 CALL_TIMEOUT = timedelta(seconds=90)
 
@@ -233,6 +233,15 @@ async def run(url: str, scenario: str, token: str | None, stream_max: float) -> 
             out["status"] = (await exp.get_task(task_id)).status
             out["asked"] = [{k: v for k, v in a.items() if k != "at"} for a in elicitations.asked]
             out["taskId"] = task_id
+
+        elif scenario == "plain_confirm":
+            # A plain call_tool, no task: the server's elicitation/create arrives on the
+            # call's own stream, and the result after the SDK resumes it.
+            result = await session.call_tool("confirm_delete", {"filename": "b.txt"})
+            out.update(isError=result.isError, texts=_texts(result), related=_related(result))
+            out["asked"] = [{k: v for k, v in a.items() if k != "at"} for a in elicitations.asked]
+            task_id = (out["related"] or {}).get("taskId")
+            out["status"] = (await exp.get_task(task_id)).status if task_id else None
 
         elif scenario == "cancel":
             created = await exp.call_tool_as_task("slow_compute", {"seconds": 60, "label": "c"})

@@ -39,7 +39,7 @@ async function sdk(sub) {
   return import(pathToFileURL(path.join(SDK_DIR, target)).href);
 }
 
-const SCENARIOS = ["slow", "long_stream", "cancel", "confirm", "failing", "list", "long_wait"];
+const SCENARIOS = ["slow", "long_stream", "cancel", "confirm", "plain_confirm", "failing", "list", "long_wait"];
 const RELATED = "io.modelcontextprotocol/related-task";
 
 function texts(result) {
@@ -184,6 +184,14 @@ async function run(url, scenario, token) {
       out.messages = await drain(stream);
       const created = out.messages.find((m) => m.type === "taskCreated");
       out.status = created ? (await tasks.getTask(created.taskId)).status : null;
+      out.asked = asked;
+    } else if (scenario === "plain_confirm") {
+      // A plain callTool, no task: elicitation/create on the call's own stream, the
+      // answer POSTed by the SDK, the result on the stream it resumes.
+      const result = await client.callTool({ name: "confirm_delete", arguments: { filename: "d.txt" } });
+      out.result = { isError: result.isError ?? false, texts: texts(result), related: result._meta?.[RELATED] ?? null };
+      const taskId = out.result.related?.taskId;
+      out.status = taskId ? (await tasks.getTask(taskId)).status : null;
       out.asked = asked;
     } else if (scenario === "failing") {
       const stream = tasks.callToolStream({ name: "failing_job", arguments: {} });

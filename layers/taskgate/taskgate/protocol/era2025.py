@@ -153,14 +153,8 @@ class Era2025(EraBase):
                     raise RpcError(
                         INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
                     )
-            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-            token = meta.get("progressToken") if meta else None
             record = self._create_task(
-                ctx,
-                found,
-                arguments,
-                ttl_ms=ttl,
-                progress_token=token if isinstance(token, (str, int)) else None,
+                ctx, found, arguments, ttl_ms=ttl, progress_token=_progress_token(params)
             )
             return w.create_task_result(record)
         if found.task_support == "required":
@@ -168,12 +162,27 @@ class Era2025(EraBase):
         tool_ctx = ToolContext()
         result = self._run_inline(found, arguments, {}, tool_ctx)
         if result.get("resultType") == "input_required":
-            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+            return self._ask_on_the_call_stream(request, ctx, found, arguments)
         if tool_ctx.stream_closed and "text/event-stream" in ctx.headers.get("accept", ""):
             message = {"jsonrpc": "2.0", "id": request.id, "result": result}
             stream = self._streams.finished_call(ctx.owner, request.id, message, deliver=False)
             return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
         return result
+
+    def _ask_on_the_call_stream(
+        self, request: Request, ctx: CallContext, found: Tool, arguments: dict[str, Any]
+    ) -> HttpReply:
+        """A plain call to a tool that asks. This era has no inline form of a question,
+        so the call becomes a task and its own response stream does what tasks/result
+        would: ``elicitation/create`` (the answer is POSTed back and resumes the task),
+        then, on the resumed stream, the response to this call. The response's
+        related-task ``_meta`` names the task, so a client that lost the stream can
+        still fetch the result. The tool runs again from the top in the task (asks replay)."""
+        if found.task_support == "forbidden" or "text/event-stream" not in ctx.headers.get("accept", ""):
+            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+        record = self._create_task(ctx, found, arguments, progress_token=_progress_token(request.params))
+        stream = self._streams.open(ctx.owner, record, request.id)
+        return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _run_prepare(self, found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> Any:
         assert found.prepare is not None
@@ -225,3 +234,9 @@ class Era2025(EraBase):
             "cancel_requested", {"taskId": task_id, "owner": ctx.owner, "status": record.status.value}
         )
         return w.task_fields(record)
+
+
+def _progress_token(params: dict[str, Any]) -> str | int | None:
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
