@@ -47,7 +47,7 @@ SETUP_TIMEOUT = 15 * 60
 DRIVE_TIMEOUT = 240
 CLI_TIMEOUT = 60
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-SCREENSHOTS = ("task-running", "task-completed", "elicitation")
+SCREENSHOTS = ("task-running", "task-completed", "elicitation-plain-call", "elicitation")
 
 
 def _free_ports(n: int) -> list[int]:
@@ -238,6 +238,14 @@ def test_inspector_web_ui_runs_tasks_and_answers_elicitation(stack: Stack) -> No
         )
         assert legacy["finalStatus"] == "cancelled", legacy
         assert legacy["methodsAfterCancel"].get("tasks/cancel") == 1, legacy
+
+    # confirm_delete as a plain call in the 2025-11-25 era: the form comes on the call's own
+    # stream (the server made the call a task), and the answer brings the result.
+    plain = out["confirmDeletePlain"]
+    assert plain["ranAsTask"] is False and "task" not in plain["toolsCallParams"], plain
+    assert plain["elicitationShown"] is True, plain
+    assert "Delete plain.csv?" in plain["elicitationText"], plain
+    assert plain["resultText"] == "Deleted plain.csv", plain
 
     # confirm_delete in the 2026-07-28 era: the task's elicitation, answered in the UI's form.
     modern = out["confirmDelete"]

@@ -19,6 +19,8 @@
 //     tasks/result only after a terminal status, so the elicitation/create that the server sends
 //     on the tasks/result stream never arrives), it records what the Inspector sent and cancels
 //     the task with the Tasks panel's "Cancel Task" (tasks/cancel).
+//  3b. confirm_delete as a plain call (no task) in the same era: the elicitation form comes on the
+//     call's own stream; it is answered and the result shown.
 //  4. Server Settings > Protocol Era "Modern (2026-07-28, sessionless)", reconnect, run
 //     confirm_delete again: the task's input_required carries the elicitation, which the
 //     Inspector renders as a form; ticks "confirm", screenshots it (elicitation.png), submits
@@ -302,6 +304,31 @@ async function run() {
     }
     summary.confirmDeleteLegacy = legacy;
     step('confirm_delete (2025-11-25) done', { elicitationShown: legacy.elicitationShown });
+
+    // --- 3b. confirm_delete as a plain call ("Run as task" off), 2025-11-25 era -------------
+    // taskgate makes the call a task and sends elicitation/create on the call's own stream.
+    await selectTool(page, 'confirm_delete');
+    await page.getByRole('textbox', { name: 'Filename', exact: true }).fill('plain.csv');
+    const plain = { ranAsTask: await setRunAsTask(page, false) };
+    mark = sent.length;
+    await page.getByRole('button', { name: 'Execute Tool' }).click();
+    plain.elicitationShown = await form
+      .waitFor({ timeout: STEP_TIMEOUT })
+      .then(() => true)
+      .catch(() => false);
+    if (plain.elicitationShown) {
+      plain.elicitationText = (await form.innerText()).slice(0, 500);
+      await form.getByRole('checkbox', { name: 'confirm' }).check();
+      await shot(page, 'elicitation-plain-call');
+      await form.getByRole('button', { name: 'Submit' }).click();
+      plain.resultText = await resultText(page, /^(Deleted|Kept) plain\.csv$/);
+    } else {
+      plain.toolPanelText = (await page.locator('[data-testid="tools-screen"]').innerText()).slice(-600);
+    }
+    plain.toolsCallParams = sent.slice(mark).find((m) => m.method === 'tools/call')?.params;
+    plain.methods = countBy(methodsSince(mark));
+    summary.confirmDeletePlain = plain;
+    step('confirm_delete plain call (2025-11-25) done', { resultText: plain.resultText });
 
     // --- 4. switch the server to the 2026-07-28 era and answer the elicitation --------------
     await disconnect(page);
