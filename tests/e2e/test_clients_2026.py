@@ -1,4 +1,5 @@
-"""Real MCP client libraries drive `make serve`'s server in the 2026-07-28 tasks era.
+"""Real MCP client libraries drive `make serve`'s server in the 2026-07-28 tasks era,
+and ext-tasks in the 2025-11-25 era too (the library speaks both generations).
 
 Two clients, each through its library's own task APIs, each a separate process
 (the programs are in tests/e2e/clients/, installed by tests/e2e/clients/setup.sh
@@ -66,8 +67,8 @@ def fastmcp(url: str, scenario: str, *flags: str) -> dict[str, Any]:
     return _run([str(FASTMCP_PYTHON), str(CLIENTS / "fastmcp_client.py"), url, scenario, *flags], scenario)
 
 
-def ext_tasks(url: str, scenario: str) -> dict[str, Any]:
-    return _run([str(NODE), str(CLIENTS / "ext_tasks_client.mjs"), url, scenario], scenario)
+def ext_tasks(url: str, scenario: str, era: str = "2026") -> dict[str, Any]:
+    return _run([str(NODE), str(CLIENTS / "ext_tasks_client.mjs"), url, scenario, era], f"{scenario} {era}")
 
 
 def _ok(out: dict[str, Any]) -> dict[str, Any]:
@@ -256,3 +257,43 @@ def test_ext_tasks_input_required_round_before_the_task(server_url: str) -> None
     assert out["status"] == "completed"
     assert out["texts"] == ["Hello, Alice!"]
     assert out["wire"][:2] == ["tools/call", "tools/call"]
+
+
+# ---------------------------------------------------------------------------
+# ext-tasks in the 2025-11-25 era: the SDK Client's "legacy" mode (initialize), the
+# session's V1 generation, no rawDispatch. Its V1 requester calls `optional` tools
+# plainly and `required` ones as tasks.
+# ---------------------------------------------------------------------------
+
+
+def test_ext_tasks_2025_negotiates_the_legacy_era(server_url: str) -> None:
+    out = _ok(ext_tasks(server_url, "discover", "2025"))
+    assert (out["era"], out["protocolVersion"]) == ("legacy", "2025-11-25")
+    assert out["serverExtensions"] == []
+    assert out["serverTasksCapability"] == {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert out["sessionCapabilities"]["execution"] is True
+    assert {"greet", "slow_compute", "confirm_delete", "failing_job"} <= set(out["tools"])
+
+
+def test_ext_tasks_2025_optional_tool_is_a_plain_call(server_url: str) -> None:
+    out = _ok(ext_tasks(server_url, "slow", "2025"))
+    assert (out["kind"], out["status"]) == ("immediate", "completed")
+    assert out["texts"] == ["x finished after 1 seconds"]
+
+
+def test_ext_tasks_2025_question_on_a_plain_call_reaches_on_input_request(server_url: str) -> None:
+    out = _ok(ext_tasks(server_url, "confirm", "2025"))
+    [asked] = out["asked"]
+    # The library routes it as the call's own peer request: no task is named to it.
+    assert (asked["kind"], asked["scope"], asked["delivery"]) == ("elicitation", "request", "peer-request")
+    assert asked["message"] == "Delete a.txt?"
+    assert (out["kind"], out["status"], out["texts"]) == ("immediate", "completed", ["Deleted a.txt"])
+    assert "reportedErrors" not in out
+
+
+def test_ext_tasks_2025_required_tool_runs_as_a_task(server_url: str) -> None:
+    out = _ok(ext_tasks(server_url, "failing", "2025"))
+    assert out["kind"] == "task" and out["taskId"]
+    # 2025-11-25 reports a tool error as a failed task (the 2026 era: completed + isError).
+    assert out["status"] == "failed" and out["events"][-1] == "outcome:failed"
+    assert out["snapshot"] == {"status": "failed", "statusMessage": "The tool reported an error."}

@@ -214,23 +214,22 @@ def test_input_required_arrives_as_elicitation_on_the_result_stream(legacy: Lega
 
 def test_a_plain_call_to_a_tool_that_asks_elicits_on_its_own_stream(legacy: Legacy, aws: EmbeddedAws) -> None:
     """No params.task: 2025 has no inline question, so the call becomes a task whose
-    elicitation and result travel on the call's own (resumed) stream."""
+    elicitation and result travel on the call's own (resumed) stream, and nothing on it
+    names the task the client never asked for."""
     call = {"name": "confirm_delete", "arguments": {"filename": "plain.txt"}}
     answer = {"action": "accept", "content": {"confirm": True}}
     message, streams = _over_streams(legacy, "tools/call", call, answer)
-    asked = [
-        e["data"] for s in streams for e in s if e["data"] and e["data"].get("method") == "elicitation/create"
-    ]
+    sent = [e["data"] for s in streams for e in s if e["data"]]
+    asked = [m for m in sent if m.get("method") == "elicitation/create"]
     assert [a["params"]["message"] for a in asked] == ["Delete plain.txt?"]
+    assert "_meta" not in asked[0]["params"]
+    assert not [m for m in sent if m.get("method") == "notifications/tasks/status"]
     assert len(streams) >= 2  # the answer resumed the task; the response came on a resumed stream
     assert isinstance(message["id"], int)  # the tools/call's own id
-    assert message["result"]["content"][0]["text"] == "Deleted plain.txt"
-    assert message["result"]["isError"] is False
-    task_id = message["result"]["_meta"][RELATED]["taskId"]
-    assert legacy.result("tasks/get", {"taskId": task_id})["status"] == "completed"
-    # The result stays fetchable the task way too, e.g. after a lost stream.
-    again, _ = _result_over_streams(legacy, task_id)
-    assert again["result"]["content"] == message["result"]["content"]
+    assert message["result"] == {"content": [{"type": "text", "text": "Deleted plain.txt"}], "isError": False}
+    # Behind it, a task that ran to completion.
+    rows = [i for i in table_items(aws) if "#" not in i["taskId"]["S"]]
+    assert [(r["tool"]["S"], r["status"]["S"]) for r in rows] == [("confirm_delete", "completed")]
 
 
 def test_a_plain_call_that_asks_without_an_event_stream_is_refused_and_stores_nothing(

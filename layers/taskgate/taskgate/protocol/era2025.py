@@ -175,13 +175,15 @@ class Era2025(EraBase):
         """A plain call to a tool that asks. This era has no inline form of a question,
         so the call becomes a task and its own response stream does what tasks/result
         would: ``elicitation/create`` (the answer is POSTed back and resumes the task),
-        then, on the resumed stream, the response to this call. The response's
-        related-task ``_meta`` names the task, so a client that lost the stream can
-        still fetch the result. The tool runs again from the top in the task (asks replay)."""
+        then, on the resumed stream, the response to this call. Nothing on that stream
+        names the task (no related-task ``_meta``, no task status notifications): the
+        client asked for a plain call, and clients that track tasks would try to match
+        a task they never created. The tool runs again from the top in the task (asks
+        replay)."""
         if found.task_support == "forbidden" or "text/event-stream" not in ctx.headers.get("accept", ""):
             raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
         record = self._create_task(ctx, found, arguments, progress_token=_progress_token(request.params))
-        stream = self._streams.open(ctx.owner, record, request.id)
+        stream = self._streams.open(ctx.owner, record, request.id, hide_task=True)
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _run_prepare(self, found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> Any:

@@ -52,13 +52,18 @@ class ResultStreams:
         self._retry_ms = retry_ms
         self._sleep = sleep
 
-    def open(self, owner: str, record: TaskRecord, request_id: Any) -> Iterator[str]:
+    def open(
+        self, owner: str, record: TaskRecord, request_id: Any, *, hide_task: bool = False
+    ) -> Iterator[str]:
+        """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
+        plain ``tools/call`` that became this task, on which nothing names the task."""
         state = StreamState(
             stream_id=uuid.uuid4().hex,
             owner=owner,
             task_id=record.task_id,
             request_id=request_id,
             expires_at_ms=record.expires_at_ms,
+            hides_task=hide_task,
         )
         self._store.create_stream(state)
         # The priming event gives the client an id to resume from before anything else happens.
@@ -123,11 +128,12 @@ class ResultStreams:
                 logged = [{"jsonrpc": "2.0", "id": state.request_id, "error": error}]
             if record is not None:
                 status = w.status_of(record)
-                if status != seen_status:
+                if status != seen_status and not state.hides_task:
                     yield f"data: {_dumps(w.status_notification(record))}\n\n"
                 if record.progress_token is not None and record.status_message != seen_message:
                     elapsed = max(1, now_ms() - record.created_at_ms)
-                    yield f"data: {_dumps(w.progress_notification(record, elapsed))}\n\n"
+                    progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
+                    yield f"data: {_dumps(progress)}\n\n"
                 seen_status, seen_message = status, record.status_message
                 logged = self._logged_events(state, record)
             if logged:
@@ -156,14 +162,15 @@ class ResultStreams:
             self._sleep(self._poll)
 
     def _logged_events(self, state: StreamState, record: TaskRecord) -> list[dict[str, Any]]:
+        tagged = not state.hides_task
         if record.status.terminal:
-            return [w.payload_message(record, state.request_id)]
+            return [w.payload_message(record, state.request_id, tagged=tagged)]
         if record.status is TaskStatus.INPUT_REQUIRED:
-            return [
-                w.elicitation_request(record.task_id, key, request)
+            asks = [
+                w.elicitation_request(record.task_id, key, request, tagged=tagged)
                 for key, request in record.input_requests.items()
-                if w.elicitation_request(record.task_id, key, request)["id"] not in state.emitted_keys
             ]
+            return [ask for ask in asks if ask["id"] not in state.emitted_keys]
         return []
 
     @staticmethod

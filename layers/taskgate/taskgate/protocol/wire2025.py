@@ -43,24 +43,29 @@ def create_task_result(record: TaskRecord) -> dict[str, Any]:
     return {"task": task_fields(record)}
 
 
-def related(task_id: str) -> dict[str, Any]:
-    return {RELATED_TASK: {"taskId": task_id}}
+def related(task_id: str | None) -> dict[str, Any]:
+    """The related-task ``_meta`` entry, or nothing where no task is to be named."""
+    return {RELATED_TASK: {"taskId": task_id}} if task_id is not None else {}
 
 
-def payload_message(record: TaskRecord, request_id: Any) -> dict[str, Any]:
+def payload_message(record: TaskRecord, request_id: Any, *, tagged: bool = True) -> dict[str, Any]:
     """What ``tasks/result`` answers for a terminal task: exactly what the original
-    ``tools/call`` would have returned, tagged with the related task."""
+    ``tools/call`` would have returned, tagged with the related task (untagged, it is
+    that plain call's own response)."""
+    tag = related(record.task_id if tagged else None)
     if record.status is TaskStatus.COMPLETED and record.result is not None:
-        meta = {**(record.result.get("_meta") or {}), **related(record.task_id)}
-        return {"jsonrpc": "2.0", "id": request_id, "result": {**record.result, "_meta": meta}}
+        result = dict(record.result)
+        meta = {**(result.get("_meta") or {}), **tag}
+        if meta:
+            result["_meta"] = meta
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
     if record.status is TaskStatus.CANCELLED:
-        error = {"code": INTERNAL_ERROR, "message": "The task was cancelled", "data": related(record.task_id)}
+        error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": "The task was cancelled"}
     else:
         error = dict(record.error or {"code": INTERNAL_ERROR, "message": "The task failed"})
-        data = error.get("data")
-        error["data"] = (
-            {**data, **related(record.task_id)} if isinstance(data, dict) else related(record.task_id)
-        )
+    data = error.get("data")
+    if isinstance(data, dict) or tag:
+        error["data"] = {**(data if isinstance(data, dict) else {}), **tag}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
@@ -68,19 +73,26 @@ def status_notification(record: TaskRecord) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": task_fields(record)}
 
 
-def progress_notification(record: TaskRecord, progress: int) -> dict[str, Any]:
+def progress_notification(record: TaskRecord, progress: int, *, tagged: bool = True) -> dict[str, Any]:
     params: dict[str, Any] = {"progressToken": record.progress_token, "progress": progress}
     if record.status_message:
         params["message"] = record.status_message
-    params["_meta"] = related(record.task_id)
+    if tagged:
+        params["_meta"] = related(record.task_id)
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
 
-def elicitation_request(task_id: str, key: str, request: dict[str, Any]) -> dict[str, Any]:
+def elicitation_request(
+    task_id: str, key: str, request: dict[str, Any], *, tagged: bool = True
+) -> dict[str, Any]:
     """A stored input request, sent as a server-to-client request whose id says
     which task and question the client's answer belongs to."""
     params = dict(request.get("params") or {})
-    params["_meta"] = {**(params.get("_meta") or {}), **related(task_id)}
+    meta = {**(params.get("_meta") or {}), **related(task_id if tagged else None)}
+    if meta:
+        params["_meta"] = meta
+    else:
+        params.pop("_meta", None)
     return {
         "jsonrpc": "2.0",
         "id": f"{ELICIT_ID_PREFIX}{task_id}:{key}",
