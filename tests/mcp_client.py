@@ -148,9 +148,9 @@ class Legacy:
         self.session_id = resp.headers["mcp-session-id"]
         return resp.json()["result"]  # type: ignore[no-any-return]
 
-    def post(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def post(self, method: str, params: dict[str, Any] | None = None, **headers: str) -> Any:
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
-        return self.http.post("/mcp", json=body, headers=self.headers())
+        return self.http.post("/mcp", json=body, headers=self.headers(**headers))
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         resp = self.post(method, params)

@@ -235,16 +235,8 @@ def test_a_plain_call_to_a_tool_that_asks_elicits_on_its_own_stream(legacy: Lega
 def test_a_plain_call_that_asks_without_an_event_stream_is_refused_and_stores_nothing(
     legacy: Legacy, aws: EmbeddedAws
 ) -> None:
-    resp = legacy.http.post(
-        "/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "confirm_delete", "arguments": {"filename": "x"}},
-        },
-        headers=legacy.headers(accept="application/json"),
-    )
+    call = {"name": "confirm_delete", "arguments": {"filename": "x"}}
+    resp = legacy.post("tools/call", call, accept="application/json")
     error = resp.json()["error"]
     assert error["code"] == -32602 and "call it as a task" in error["message"]
     assert [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]] == []

@@ -157,6 +157,15 @@ async function waitTaskStatus(page, taskId, wanted, timeout = STEP_TIMEOUT) {
   throw new Error(`task ${taskId} did not reach ${wanted.join('/')} (last: ${last})`);
 }
 
+/** Tick "confirm" in confirm_delete's elicitation form, screenshot it, submit; returns its text. */
+async function confirmInForm(page, form, shotName) {
+  const text = (await form.innerText()).slice(0, 500);
+  await form.getByRole('checkbox', { name: 'confirm' }).check();
+  await shot(page, shotName);
+  await form.getByRole('button', { name: 'Submit' }).click();
+  return text;
+}
+
 async function resultText(page, pattern, timeout = STEP_TIMEOUT) {
   const el = page.getByText(pattern).first();
   await el.waitFor({ timeout });
@@ -285,10 +294,7 @@ async function run() {
       .catch(() => false);
     legacy.methodsWhileWaiting = countBy(methodsSince(mark));
     if (legacy.elicitationShown) {
-      legacy.elicitationText = (await form.innerText()).slice(0, 500);
-      await form.getByRole('checkbox', { name: 'confirm' }).check();
-      await shot(page, 'elicitation-legacy');
-      await form.getByRole('button', { name: 'Submit' }).click();
+      legacy.elicitationText = await confirmInForm(page, form, 'elicitation-legacy');
       legacy.resultText = await resultText(page, /^(Deleted|Kept) report\.csv$/);
       if (legacy.taskId) legacy.finalStatus = await waitTaskStatus(page, legacy.taskId, ['completed', 'failed', 'cancelled']);
     } else if (legacy.taskId) {
@@ -317,10 +323,7 @@ async function run() {
       .then(() => true)
       .catch(() => false);
     if (plain.elicitationShown) {
-      plain.elicitationText = (await form.innerText()).slice(0, 500);
-      await form.getByRole('checkbox', { name: 'confirm' }).check();
-      await shot(page, 'elicitation-plain-call');
-      await form.getByRole('button', { name: 'Submit' }).click();
+      plain.elicitationText = await confirmInForm(page, form, 'elicitation-plain-call');
       plain.resultText = await resultText(page, /^(Deleted|Kept) plain\.csv$/);
     } else {
       plain.toolPanelText = (await page.locator('[data-testid="tools-screen"]').innerText()).slice(-600);
@@ -372,11 +375,8 @@ async function run() {
     await form.waitFor({ timeout: STEP_TIMEOUT });
     modern.taskId = (await taskIds(page)).find((id) => !before.includes(id)) ?? null;
     if (modern.taskId) modern.statusAtElicitation = await taskStatus(page, modern.taskId);
-    modern.elicitationText = (await form.innerText()).slice(0, 500);
+    modern.elicitationText = await confirmInForm(page, form, 'elicitation');
     modern.elicitationMessage = (modern.elicitationText.match(/“([^”]*)”/) || [])[1] ?? null;
-    await form.getByRole('checkbox', { name: 'confirm' }).check();
-    await shot(page, 'elicitation');
-    await form.getByRole('button', { name: 'Submit' }).click();
     modern.resultText = await resultText(page, /^(Deleted|Kept) report\.csv$/);
     if (modern.taskId) modern.finalStatus = await waitTaskStatus(page, modern.taskId, ['completed', 'failed', 'cancelled']);
     modern.methods = countBy(methodsSince(mark));
