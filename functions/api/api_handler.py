@@ -10,14 +10,16 @@ from mangum import Mangum
 
 from taskgate import wiring
 from taskgate.http_app import create_app
-from taskgate.observability import audit_hook
+from taskgate.observability import attach_library_logs, audit_hook
 
 logger = Logger()
 metrics = Metrics()
+attach_library_logs(logger)
 # No Powertools Tracer here: the X-Ray SDK it loads was the largest single item of
 # this function's cold start. Lambda's active tracing still records the invocation,
 # and StartExecution carries the trace header on to the execution and the worker.
 
+# Validated at init: a misconfigured function fails its cold start, saying why.
 _settings = wiring.settings()
 # Built during init, which Lambda runs before the first request is timed.
 _server = wiring.build_mcp_server(audit=audit_hook(logger, metrics))

@@ -9,10 +9,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from taskgate import wiring
+from taskgate.observability import attach_library_logs
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
+attach_library_logs(logger)
+wiring.settings()
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -9,11 +9,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
 from taskgate import wiring
-from taskgate.observability import record_step
+from taskgate.observability import attach_library_logs, record_step
 
 logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
+attach_library_logs(logger)
+# Validated at init: a misconfigured function fails its cold start, saying why.
+wiring.settings()
 
 
 class WorkerEvent(BaseModel):
@@ -33,13 +36,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # many steps in threads of one process, and shared keys would cross between them.
     logger.thread_safe_clear_keys()
     logger.thread_safe_append_keys(taskId=task_id, executionArn=step.executionArn)
-    try:
-        outcome = wiring.run_worker_step(task_id, context.get_remaining_time_in_millis)
-    except wiring.TaskgateInputRequired:
-        record_step(logger, metrics, task_id, {"kind": "input_required"})
-        raise
-    except wiring.TaskgateContinue:
-        record_step(logger, metrics, task_id, {"kind": "continue"})
-        raise
+    outcome = wiring.worker().run_step(task_id, context.get_remaining_time_in_millis)
     record_step(logger, metrics, task_id, outcome)
-    return outcome
+    # Parking and continuing leave RunTool through its Catch rules (task.asl.json).
+    outcome.raise_signal()
+    return outcome.payload()

@@ -14,6 +14,7 @@ import pytest
 from taskgate import wiring
 from taskgate.clock import now_ms
 from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
 from tests.conftest import table_items
 from tests.mcp_client import Mcp
@@ -211,11 +212,10 @@ def test_a_crash_outside_the_tool_fails_the_task_with_a_reason(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The worker Lambda itself crashes (not the tool): the state machine's catch-all records it.
-    monkeypatch.setattr(
-        wiring,
-        "run_worker_step",
-        lambda task_id, remaining_ms=None: (_ for _ in ()).throw(MemoryError("boom")),
-    )
+    def crash(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+        raise MemoryError("boom")
+
+    monkeypatch.setattr(Worker, "run_step", crash)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     done = mcp.wait(task_id)
     assert done["status"] == "failed"

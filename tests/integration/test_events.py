@@ -9,7 +9,10 @@ import time
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from taskgate import wiring
+from taskgate.domain.errors import TaskNotFound
 from taskgate.local.runtime import EmbeddedAws
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -68,13 +71,16 @@ def test_api_tools_call_creates_a_task_owned_by_the_jwt_subject(aws: EmbeddedAws
     record = wiring.store().get(task_id)
     assert record is not None
     assert record.owner == "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
-    # Anonymous callers cannot see it.
+    # Its owner can read it; an anonymous caller cannot tell it exists.
     assert wiring.task_service().get(record.owner, task_id).task_id == task_id
+    with pytest.raises(TaskNotFound):
+        wiring.task_service().get(wiring.settings().anonymous_owner, task_id)
 
 
 def test_api_tasks_get_unknown_is_32602(aws: EmbeddedAws) -> None:
     status, body = _invoke_api("api_tasks_get_unknown.json")
-    assert status == 200
+    # 2026-07-28 sends -32602 with HTTP 400, wherever the error is raised.
+    assert status == 400
     assert body["error"]["code"] == -32602
     assert body["id"] == 3
 
@@ -91,7 +97,7 @@ def test_api_parse_error_is_a_json_rpc_error_not_a_trace(aws: EmbeddedAws) -> No
 def test_worker_step_event(aws: EmbeddedAws) -> None:
     worker = _load("functions/worker/worker_handler.py")
     # The sample names no existing task: the step is a no-op, not a crash.
-    assert worker.handler(_event("worker_step.json"), Context()) == {"kind": "done", "status": None}
+    assert worker.handler(_event("worker_step.json"), Context()) == {"kind": "finished", "status": None}
     # With a real task id it runs the tool to the end.
     record = wiring.task_service().create(owner="o", tool="greet", arguments={"name": "Event"})
     deadline = time.monotonic() + 5

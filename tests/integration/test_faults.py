@@ -15,6 +15,7 @@ import boto3
 import pytest
 
 from taskgate import wiring
+from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
 from tests.conftest import table_items
 from tests.faults import Faults
@@ -126,7 +127,7 @@ def test_worker_cannot_write_the_result(mcp: Mcp, aws: EmbeddedAws, faults: Faul
     _wait_executions(aws)
     done = mcp.get(task_id)
     assert done["status"] == "failed"
-    assert done["statusMessage"] == "The task failed outside the tool: ClientError"
+    assert done["statusMessage"] == "The task failed outside the tool: ServiceUnavailable"
     _settle(aws)
     _record(
         "UpdateItem throttled",
@@ -159,10 +160,10 @@ def test_park_write_fails(
 def test_worker_lambda_crashes_or_times_out(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def timeout(task_id: str, remaining_ms: Any = None) -> dict[str, Any]:
+    def timeout(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
         raise TimeoutError("Task timed out after 900.00 seconds")
 
-    monkeypatch.setattr(wiring, "run_worker_step", timeout)
+    monkeypatch.setattr(Worker, "run_step", timeout)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     done = mcp.wait(task_id)
     assert done["status"] == "failed"

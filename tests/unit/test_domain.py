@@ -8,14 +8,22 @@ import pytest
 from pydantic import BaseModel
 
 from taskgate.clock import iso_from_ms, ms_from_iso
-from taskgate.domain.service import Limits, new_task_id
+from taskgate.domain.limits import Limits
+from taskgate.domain.service import new_task_id
 from taskgate.tools import Elicit, ToolContext, ToolError, tool
 from taskgate.tools.context import Answer, InputNeeded
 from taskgate.tools.registry import ToolRegistry, to_call_tool_result, tool_error_result
 
 
 def test_effective_ttl_is_capped_and_defaulted() -> None:
-    limits = Limits(default_ttl_ms=60_000, max_ttl_ms=120_000, poll_interval_ms=500)
+    limits = Limits(
+        default_ttl_ms=60_000,
+        max_ttl_ms=120_000,
+        poll_interval_ms=500,
+        max_active_per_owner=0,
+        max_argument_bytes=1000,
+        max_input_response_bytes=1000,
+    )
     assert limits.effective_ttl(None) == 60_000
     assert limits.effective_ttl(0) == 60_000
     assert limits.effective_ttl(90_000) == 90_000

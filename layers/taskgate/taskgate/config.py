@@ -1,64 +1,75 @@
-"""Settings read once from the environment (the template's Parameters land here)."""
+"""Settings, read once from the environment and validated at start.
+
+The template's Parameters land in these variables. A function whose settings
+are missing or malformed fails its cold start with a message naming the
+variable, instead of answering "please retry" to every request later. Every
+default lives here, once.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 # The template's ToolModules default too. The conformance fixtures come first: the
 # suite calls whichever tool is listed first, with no arguments.
 DEFAULT_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
 
-
-def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    return int(raw) if raw not in (None, "") else default
+Positive = Annotated[int, Field(gt=0)]
+NonNegative = Annotated[int, Field(ge=0)]
 
 
-@dataclass(frozen=True)
-class Settings:
-    table_name: str
-    state_machine_arn: str
-    default_ttl_ms: int
-    max_ttl_ms: int
-    poll_interval_ms: int
-    anonymous_owner: str
-    tool_modules: tuple[str, ...]
-    max_body_bytes: int
-    stream_max_seconds: float
-    max_active_per_owner: int
-    max_argument_bytes: int
-    max_input_response_bytes: int
-    max_inline_result_bytes: int
-    max_task_runtime_seconds: int
-    stale_after_seconds: int
-    result_bucket: str
-    step_yield_margin_ms: int
+class ConfigurationError(RuntimeError):
+    """The environment does not describe a working deployment."""
+
+
+class Settings(BaseModel):
+    # Field names are the environment variables, lowercased.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    task_table: str = Field(min_length=1)
+    state_machine_arn: str = Field(min_length=1)
+    result_bucket: str = ""
+    default_ttl_ms: Positive = 3_600_000
+    max_ttl_ms: Positive = 86_400_000
+    poll_interval_ms: Positive = 1_000
+    anonymous_owner: str = Field(default="anonymous", min_length=1)
+    tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
+    max_body_bytes: Positive = 1_048_576
+    # Under API Gateway's 29 s, with room for the Lambda's own overhead.
+    stream_max_seconds: Annotated[float, Field(gt=0, le=28)] = 20.0
+    # How long a stream's event log outlives its last event, for clients resuming it.
+    stream_log_ttl_ms: Positive = 3_600_000
+    # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
+    session_ttl_ms: Positive = 24 * 3_600_000
+    max_active_tasks_per_owner: NonNegative = 100
+    max_argument_bytes: Positive = 262_144
+    max_input_response_bytes: Positive = 65_536
+    max_inline_result_bytes: Positive = 262_144
+    max_task_runtime_seconds: NonNegative = 86_400
+    stale_after_seconds: Positive = 300
+    # A checkpoint with less time than this left in the invocation ends the step.
+    step_yield_margin_ms: NonNegative = 60_000
+
+    @field_validator("tool_modules", mode="before")
+    @classmethod
+    def _split_modules(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(m.strip() for m in value.split(",") if m.strip())
+        return value
 
     @classmethod
-    def from_env(cls) -> Settings:
-        return cls(
-            table_name=os.environ.get("TASK_TABLE", "taskgate-tasks"),
-            state_machine_arn=os.environ.get("STATE_MACHINE_ARN", ""),
-            default_ttl_ms=_int("DEFAULT_TTL_MS", 3_600_000),
-            max_ttl_ms=_int("MAX_TTL_MS", 86_400_000),
-            poll_interval_ms=_int("POLL_INTERVAL_MS", 1_000),
-            anonymous_owner=os.environ.get("ANONYMOUS_OWNER", "anonymous"),
-            tool_modules=tuple(
-                m.strip()
-                for m in os.environ.get("TOOL_MODULES", DEFAULT_TOOL_MODULES).split(",")
-                if m.strip()
-            ),
-            max_body_bytes=_int("MAX_BODY_BYTES", 1_048_576),
-            # Under API Gateway's 29 s, with room for the Lambda's own overhead.
-            stream_max_seconds=float(os.environ.get("STREAM_MAX_SECONDS") or 20),
-            max_active_per_owner=_int("MAX_ACTIVE_TASKS_PER_OWNER", 100),
-            max_argument_bytes=_int("MAX_ARGUMENT_BYTES", 262_144),
-            max_input_response_bytes=_int("MAX_INPUT_RESPONSE_BYTES", 65_536),
-            max_inline_result_bytes=_int("MAX_INLINE_RESULT_BYTES", 262_144),
-            max_task_runtime_seconds=_int("MAX_TASK_RUNTIME_SECONDS", 86_400),
-            stale_after_seconds=_int("STALE_AFTER_SECONDS", 300),
-            result_bucket=os.environ.get("RESULT_BUCKET", ""),
-            # A checkpoint with less time than this left in the invocation ends the step.
-            step_yield_margin_ms=_int("STEP_YIELD_MARGIN_MS", 60_000),
-        )
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        # An empty variable is "not set": the template passes "" for optional Parameters.
+        values = {name: env[name.upper()] for name in cls.model_fields if env.get(name.upper(), "") != ""}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+            )
+            raise ConfigurationError(f"taskgate is misconfigured: {problems}") from None

@@ -12,9 +12,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .protocol.common import HttpReply
+from .codes import INVALID_REQUEST, PARSE_ERROR
+from .protocol.era import HttpReply
+from .protocol.errors import RpcError
 from .protocol.identity import owner_from_event
-from .protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, RpcError, failure
+from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
 
 

@@ -6,11 +6,15 @@ which may hold the caller's data.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
+
+from .domain.worker import StepKind, StepOutcome
 
 # Every metric the code emits, by name: the template's dashboard and alarms use these,
 # and tests/unit/test_template.py keeps the two in step.
@@ -57,15 +61,29 @@ def audit_hook(logger: Logger, metrics: Metrics) -> Callable[[str, dict[str, Any
     return audit
 
 
-def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: dict[str, Any]) -> None:
-    kind = outcome.get("kind")
-    status = kind if kind in {"input_required", "continue"} else outcome.get("status")
+def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: StepOutcome) -> None:
+    if outcome.kind is StepKind.FINISHED:
+        status = outcome.status.value if outcome.status else None
+    else:
+        status = outcome.kind.value
     extra: dict[str, Any] = {"audit": "step_finished", "taskId": task_id, "status": status}
-    if "owner" in outcome:
-        extra["owner"] = outcome["owner"]
+    if outcome.owner is not None:
+        extra["owner"] = outcome.owner
     logger.info("step finished", extra=extra)
     metric = METRIC_FOR_STATUS.get(status or "")
     # Always emit something: an empty flush is a warning and a lost data point.
     metrics.add_metric(name=metric or "StepsWithoutChange", unit=MetricUnit.Count, value=1)
-    if "ageMs" in outcome:
-        metrics.add_metric(name="TimeToTerminal", unit=MetricUnit.Milliseconds, value=outcome["ageMs"])
+    if outcome.age_ms is not None:
+        metrics.add_metric(name="TimeToTerminal", unit=MetricUnit.Milliseconds, value=outcome.age_ms)
+
+
+def attach_library_logs(logger: Logger) -> None:
+    """Send the library's own log lines (stdlib loggers named ``taskgate.…``) through
+    ``logger``'s Powertools handler, whatever the service is called.
+
+    Powertools names its logger after the service; ``taskgate.…`` loggers are its
+    children only in a stack named ``taskgate``. In ``taskgate-prod`` they would
+    otherwise print plain text without the task's keys."""
+    # Registered now, so the copy below finds it whatever has been imported so far.
+    logging.getLogger("taskgate")
+    copy_config_to_registered_loggers(source_logger=logger, include={"taskgate"})

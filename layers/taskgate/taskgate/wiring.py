@@ -7,8 +7,6 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
@@ -17,12 +15,17 @@ from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
-from .domain.service import Limits, TaskService
-from .protocol.common import AuditHook
+from .domain.limits import Limits
+from .domain.results import ResultStore
+from .domain.service import TaskService
+from .domain.sweeper import Sweeper
+from .domain.worker import Worker
 from .protocol.server import McpServer
-from .sweeper import Sweeper
+from .protocol.shared import AuditHook, Services
+from .protocol.v2025 import Era2025
+from .protocol.v2025.streams import ResultStreams
+from .protocol.v2026 import Era2026
 from .tools.registry import ToolRegistry, registry
-from .worker import Worker
 
 
 @functools.cache
@@ -37,18 +40,20 @@ def tools() -> ToolRegistry:
 
 @functools.cache
 def store() -> DynamoDBTaskStore:
-    return DynamoDBTaskStore(aws_clients.client("dynamodb"), settings().table_name)
+    return DynamoDBTaskStore(aws_clients.client("dynamodb"), settings().task_table)
 
 
 @functools.cache
-def blobs() -> S3BlobStore | None:
+def results() -> ResultStore:
     bucket = settings().result_bucket
-    return S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
+    # A client factory: most requests never touch S3, so no cold start pays for one.
+    blobs = S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
+    return ResultStore(blobs, max_inline_bytes=settings().max_inline_result_bytes)
 
 
 @functools.cache
 def sessions() -> DynamoDBSessionStore:
-    return DynamoDBSessionStore(aws_clients.client("dynamodb"), settings().table_name, now_ms)
+    return DynamoDBSessionStore(aws_clients.client("dynamodb"), settings().task_table, now_ms)
 
 
 @functools.cache
@@ -56,29 +61,41 @@ def workflow() -> StepFunctionsWorkflow:
     return StepFunctionsWorkflow(aws_clients.client("stepfunctions"), settings().state_machine_arn)
 
 
-@functools.cache
-def task_service() -> TaskService:
-    s = settings()
-    limits = Limits(
+def limits(s: Settings) -> Limits:
+    return Limits(
         default_ttl_ms=s.default_ttl_ms,
         max_ttl_ms=s.max_ttl_ms,
         poll_interval_ms=s.poll_interval_ms,
-        max_active_per_owner=s.max_active_per_owner,
+        max_active_per_owner=s.max_active_tasks_per_owner,
         max_argument_bytes=s.max_argument_bytes,
         max_input_response_bytes=s.max_input_response_bytes,
     )
-    return TaskService(store(), workflow(), now_ms, limits, blobs())
+
+
+@functools.cache
+def task_service() -> TaskService:
+    return TaskService(store(), workflow(), now_ms, limits(settings()), results())
 
 
 def build_mcp_server(audit: AuditHook | None = None) -> McpServer:
     s = settings()
+    hook: AuditHook = audit or (lambda event, fields: None)
+    services = Services(task_service(), tools(), hook, s.anonymous_owner)
+    streams = ResultStreams(
+        services.tasks,
+        sessions(),
+        budget_seconds=s.stream_max_seconds,
+        log_retention_ms=s.stream_log_ttl_ms,
+    )
+    # The order is the order eras are asked; 2025 serves whatever carries no later mark.
     return McpServer(
-        task_service(),
-        tools(),
-        sessions=sessions(),
-        anonymous_owner=s.anonymous_owner,
-        stream_budget_seconds=s.stream_max_seconds,
-        audit=audit,
+        [
+            Era2026(services),
+            Era2025(
+                services, sessions=sessions(), streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms
+            ),
+        ],
+        audit=hook,
     )
 
 
@@ -94,8 +111,7 @@ def worker() -> Worker:
         store(),
         tools(),
         now_ms,
-        blobs=blobs(),
-        max_inline_result_bytes=s.max_inline_result_bytes,
+        results(),
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
         yield_margin_ms=s.step_yield_margin_ms,
     )
@@ -107,34 +123,13 @@ def sweeper() -> Sweeper:
     return Sweeper(
         store(),
         workflow(),
-        task_service(),
         now_ms,
         stale_after_ms=s.stale_after_seconds * 1000,
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
     )
 
 
-class TaskgateInputRequired(Exception):
-    """The step ended with questions stored: the state machine parks (its Catch)."""
-
-
-class TaskgateContinue(Exception):
-    """The step ended at a checkpoint: the state machine runs the next one (its Catch)."""
-
-
-def run_worker_step(task_id: str, remaining_ms: Callable[[], int] | None = None) -> dict[str, Any]:
-    """One RunTool step. Finishing is the plain return, which ends the execution in
-    one state transition; parking and continuing leave RunTool through its Catch
-    rules, by these two error names (see task.asl.json)."""
-    outcome = worker().run_step(task_id, remaining_ms)
-    if outcome["kind"] == "input_required":
-        raise TaskgateInputRequired(task_id)
-    if outcome["kind"] == "continue":
-        raise TaskgateContinue(task_id)
-    return outcome
-
-
 def reset() -> None:
-    for f in (settings, tools, store, blobs, sessions, workflow, task_service, mcp_server, worker, sweeper):
+    for f in (settings, tools, store, results, sessions, workflow, task_service, mcp_server, worker, sweeper):
         f.cache_clear()
     aws_clients.reset()

@@ -11,6 +11,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.sessions import Session, StreamState
+from .aws_errors import error_code, translating
 
 
 def _s(value: str) -> dict[str, str]:
@@ -37,6 +38,7 @@ class DynamoDBSessionStore:
             return None
         return item
 
+    @translating
     def create_session(self, session: Session) -> None:
         self._ddb.put_item(
             TableName=self._table,
@@ -50,6 +52,7 @@ class DynamoDBSessionStore:
             ConditionExpression="attribute_not_exists(taskId)",
         )
 
+    @translating
     def get_session(self, session_id: str) -> Session | None:
         item = self._live(
             self._ddb.get_item(
@@ -65,9 +68,11 @@ class DynamoDBSessionStore:
             expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
         )
 
+    @translating
     def delete_session(self, session_id: str) -> None:
         self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
 
+    @translating
     def create_stream(self, stream: StreamState) -> None:
         self._ddb.put_item(
             TableName=self._table,
@@ -75,6 +80,7 @@ class DynamoDBSessionStore:
             ConditionExpression="attribute_not_exists(taskId)",
         )
 
+    @translating
     def get_stream(self, stream_id: str) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
@@ -95,6 +101,7 @@ class DynamoDBSessionStore:
             hides_task=item.get("hidesTask", {}).get("BOOL", False),
         )
 
+    @translating
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         try:
             self._ddb.put_item(
@@ -106,7 +113,7 @@ class DynamoDBSessionStore:
                 ExpressionAttributeValues={":n": _n(len(before.events))},
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 return False
             raise
         return True

@@ -17,11 +17,12 @@ import binascii
 import json
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import TaskAlreadyExists, TransitionRejected
 from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
+from .aws_errors import error_code, translate, translated
 
 _ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
 _IS_ACTIVE = "#status IN (:working, :input_required)"
@@ -90,7 +91,7 @@ def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
 
 
 def _conditional_failed(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+    return error_code(exc) == "ConditionalCheckFailedException"
 
 
 def record_from_item(item: dict[str, Any]) -> TaskRecord:
@@ -149,7 +150,9 @@ class DynamoDBTaskStore:
         except ClientError as exc:
             if _conditional_failed(exc):
                 raise TransitionRejected(task_id) from exc
-            raise
+            raise translate(exc) from exc
+        except BotoCoreError as exc:
+            raise translate(exc) from exc
 
     def create(self, record: TaskRecord) -> None:
         item: dict[str, Any] = {
@@ -180,14 +183,17 @@ class DynamoDBTaskStore:
         except ClientError as exc:
             if _conditional_failed(exc):
                 raise TaskAlreadyExists(record.task_id) from exc
-            raise
+            raise translate(exc) from exc
+        except BotoCoreError as exc:
+            raise translate(exc) from exc
 
     def get(self, task_id: str) -> TaskRecord | None:
         if not task_id or "#" in task_id:
             # Session and stream items share the table under "kind#id" keys; no
             # task id has a '#', so such a key can never read one as a task.
             return None
-        resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
+        with translated():
+            resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
         item = resp.get("Item")
         return record_from_item(item) if item else None
 
@@ -204,15 +210,17 @@ class DynamoDBTaskStore:
         }
         if cursor is not None:
             query["ExclusiveStartKey"] = _decode_cursor(cursor, owner)
-        page = self._ddb.query(**query)
+        with translated():
+            page = self._ddb.query(**query)
         keys = [{"taskId": item["taskId"]} for item in page.get("Items", [])]
         records: dict[str, TaskRecord] = {}
         # The index holds keys only (status updates would otherwise be written
         # twice); the page's rows come from the table, strongly consistent.
         while keys:
-            resp = self._ddb.batch_get_item(
-                RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
-            )
+            with translated():
+                resp = self._ddb.batch_get_item(
+                    RequestItems={self._table: {"Keys": keys, "ConsistentRead": True}}
+                )
             for item in resp.get("Responses", {}).get(self._table, []):
                 records[item["taskId"]["S"]] = record_from_item(item)
             keys = resp.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
@@ -246,7 +254,8 @@ class DynamoDBTaskStore:
             "Limit": up_to,
         }
         while count < up_to:
-            page = self._ddb.query(**query)
+            with translated():
+                page = self._ddb.query(**query)
             count += int(page.get("Count", 0))
             if "LastEvaluatedKey" not in page:
                 break
@@ -258,7 +267,8 @@ class DynamoDBTaskStore:
         ids: list[str] = []
         scan: dict[str, Any] = {"TableName": self._table, "IndexName": ACTIVE_INDEX}
         while True:
-            page = self._ddb.scan(**scan)
+            with translated():
+                page = self._ddb.scan(**scan)
             ids += [item["taskId"]["S"] for item in page.get("Items", [])]
             if "LastEvaluatedKey" not in page:
                 return ids

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .aws_errors import translating
+
 
 class S3BlobStore:
     def __init__(self, client: Callable[[], Any], bucket: str) -> None:
@@ -18,11 +20,14 @@ class S3BlobStore:
     def _s3(self) -> Any:
         return self._client()
 
+    @translating
     def put(self, key: str, data: bytes) -> None:
         self._s3.put_object(Bucket=self._bucket, Key=key, Body=data, ContentType="application/json")
 
+    @translating
     def get(self, key: str) -> bytes:
         return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
 
+    @translating
     def delete(self, key: str) -> None:
         self._s3.delete_object(Bucket=self._bucket, Key=key)

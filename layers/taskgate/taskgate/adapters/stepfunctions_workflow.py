@@ -8,12 +8,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from .aws_errors import error_code, translating
+
 # Errors that mean "that execution or callback is no longer waiting".
 _GONE = {"TaskDoesNotExist", "TaskTimedOut", "InvalidToken", "ExecutionDoesNotExist"}
-
-
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
+# Step Functions' own limit on the cause a stop records.
+_MAX_CAUSE = 32_768
 
 
 class StepFunctionsWorkflow:
@@ -27,6 +27,7 @@ class StepFunctionsWorkflow:
     def execution_arn(self, task_id: str) -> str:
         return f"{self._execution_prefix}:{task_id}"
 
+    @translating
     def start(self, task_id: str, input_wait_seconds: int) -> None:
         params: dict[str, Any] = {
             "stateMachineArn": self._state_machine_arn,
@@ -44,32 +45,35 @@ class StepFunctionsWorkflow:
         except ClientError as exc:
             # Same name and input while running is idempotent in Step Functions;
             # anything else is a real failure for the caller to handle.
-            if _code(exc) != "ExecutionAlreadyExists":
+            if error_code(exc) != "ExecutionAlreadyExists":
                 raise
 
+    @translating
     def resume(self, task_token: str) -> bool:
         try:
             self._sfn.send_task_success(taskToken=task_token, output="{}")
         except ClientError as exc:
-            if _code(exc) in _GONE:
+            if error_code(exc) in _GONE:
                 return False
             raise
         return True
 
+    @translating
     def status(self, task_id: str) -> str | None:
         try:
             desc = self._sfn.describe_execution(executionArn=self.execution_arn(task_id))
         except ClientError as exc:
-            if _code(exc) == "ExecutionDoesNotExist":
+            if error_code(exc) == "ExecutionDoesNotExist":
                 return None
             raise
         return str(desc["status"])
 
+    @translating
     def stop(self, task_id: str, reason: str) -> None:
         try:
             self._sfn.stop_execution(
-                executionArn=self.execution_arn(task_id), error="Cancelled", cause=reason
+                executionArn=self.execution_arn(task_id), error="TaskEnded", cause=reason[:_MAX_CAUSE]
             )
         except ClientError as exc:
-            if _code(exc) not in _GONE:
+            if error_code(exc) not in _GONE:
                 raise

@@ -1,4 +1,8 @@
-"""The task domain: statuses, legal transitions and the service that drives them.
+"""The task domain and its lifecycle, with no AWS SDK and no HTTP in it.
 
-Nothing in this package imports boto3; AWS lives behind the ports in ``ports``.
+``model`` (the task), ``transitions`` (the legal changes, a table), ``errors``,
+``ports`` (what the domain needs from AWS), and the lifecycle that drives a
+task: ``service`` (the API's side), ``worker`` (one step of the tool),
+``sweeper`` (what no execution will finish), ``ending`` (the one fail path),
+``results`` (results in the row or the bucket) and ``limits``.
 """

@@ -1,7 +1,8 @@
 """What the domain needs from the outside world, as protocols.
 
-The DynamoDB, Step Functions and S3 adapters implement these; tests use the real
-adapters against moto.
+The DynamoDB, Step Functions and S3 adapters implement these (and translate AWS
+errors into ``ServiceUnavailable`` / ``DependencyFailure``); the unit tests use
+in-memory fakes (tests/fakes.py) that honour the same transition table.
 """
 
 from __future__ import annotations

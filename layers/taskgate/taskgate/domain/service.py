@@ -6,23 +6,24 @@ which change to ask for and what a lost race means, never by read-then-write.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from .ending import TaskEnder
 from .errors import (
+    DependencyFailure,
     InvalidCursor,
-    PayloadTooLarge,
+    TaskgateError,
     TaskNotFound,
     TooManyActiveTasks,
     TransitionRejected,
-    WorkflowUnavailable,
 )
-from .model import Outcome, TaskRecord, TaskStatus
-from .ports import BlobStore, Clock, TaskStore, Workflow
+from .limits import Limits
+from .model import TaskRecord, TaskStatus
+from .ports import Clock, TaskStore, Workflow
+from .results import ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -31,29 +32,17 @@ logger = logging.getLogger(__name__)
 _ANSWER_ATTEMPTS = 4
 
 
+@dataclass(frozen=True)
+class Cancellation:
+    record: TaskRecord
+    # False when the task had already ended: it keeps the status it ended with.
+    cancelled_now: bool
+
+
 def new_task_id() -> str:
     # uuid4 carries 122 random bits from os.urandom: unguessable, and a legal
     # Step Functions execution name.
     return str(uuid.uuid4())
-
-
-def json_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
-
-
-@dataclass(frozen=True)
-class Limits:
-    default_ttl_ms: int
-    max_ttl_ms: int
-    poll_interval_ms: int
-    max_active_per_owner: int = 0
-    max_argument_bytes: int = 262_144
-    max_input_response_bytes: int = 65_536
-
-    def effective_ttl(self, requested_ms: int | None) -> int:
-        if requested_ms is None or requested_ms <= 0:
-            return min(self.default_ttl_ms, self.max_ttl_ms)
-        return min(requested_ms, self.max_ttl_ms)
 
 
 class TaskService:
@@ -63,18 +52,14 @@ class TaskService:
         workflow: Workflow,
         clock: Clock,
         limits: Limits,
-        blobs: BlobStore | None = None,
+        results: ResultStore,
     ) -> None:
         self._store = store
         self._workflow = workflow
         self._clock = clock
-        self._blobs = blobs
+        self._results = results
+        self._ender = TaskEnder(store, workflow, clock)
         self.limits = limits
-
-    def check_arguments(self, arguments: dict[str, Any]) -> None:
-        size = json_size(arguments)
-        if size > self.limits.max_argument_bytes:
-            raise PayloadTooLarge("arguments", size, self.limits.max_argument_bytes)
 
     def create(
         self,
@@ -86,7 +71,7 @@ class TaskService:
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
     ) -> TaskRecord:
-        self.check_arguments(arguments)
+        self.limits.check_arguments(arguments)
         limit = self.limits.max_active_per_owner
         # Counted on the sparse active index, which is eventually consistent: a burst of
         # simultaneous creates by one owner can pass together (documented in the README).
@@ -116,20 +101,24 @@ class TaskService:
             self._workflow.start(record.task_id, input_wait_seconds=-(-ttl // 1000))
         except Exception as exc:
             # Never leave a row 'working' with nothing behind it.
-            self._fail(record, "The task could not be started; it was never run.")
-            raise WorkflowUnavailable("could not start the task's execution") from exc
+            self._ender.fail(record, "The task could not be started; it was never run.")
+            if isinstance(exc, TaskgateError):
+                raise
+            raise DependencyFailure("could not start the task's execution") from exc
         return record
 
     def get(self, owner: str, task_id: str) -> TaskRecord:
+        """The task as stored, without its result when that lives in the bucket."""
         record = self._store.get(task_id)
         if record is None or record.owner != owner:
             raise TaskNotFound(task_id)
         if record.expired(self._clock()):
             raise TaskNotFound(task_id, "Task has expired")
-        if record.result_ref and self._blobs is not None:
-            result = json.loads(self._blobs.get(record.result_ref))
-            record = dataclasses.replace(record, result=result)
         return record
+
+    def with_result(self, record: TaskRecord) -> TaskRecord:
+        """``record`` with its result in hand: for the paths that return one."""
+        return self._results.attach(record)
 
     def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
         """The owner's live tasks, newest first; expired rows are skipped like missing ones."""
@@ -146,9 +135,7 @@ class TaskService:
         Keys that are not outstanding (never asked, already answered, or sent
         after the task moved on) are ignored, which makes retries safe.
         """
-        size = json_size(responses)
-        if size > self.limits.max_input_response_bytes:
-            raise PayloadTooLarge("inputResponses", size, self.limits.max_input_response_bytes)
+        self.limits.check_answers(responses)
         for _ in range(_ANSWER_ATTEMPTS):
             record = self.get(owner, task_id)
             if record.status is not TaskStatus.INPUT_REQUIRED or not record.task_token:
@@ -177,60 +164,35 @@ class TaskService:
         assert record.task_token is not None
         try:
             resumed = self._workflow.resume(record.task_token)
-        except Exception as exc:
+        except Exception:
             # The answers are stored and the row says working, but the execution
             # still waits: end it rather than leave the task hanging.
             logger.exception("resume failed", extra={"taskId": record.task_id})
-            self._fail(record, "The task's execution could not be resumed.")
-            self._workflow_stop_quietly(record.task_id)
-            raise WorkflowUnavailable("could not resume the task's execution") from exc
+            self._ender.fail(record, "The task's execution could not be resumed.")
+            raise
         if not resumed:
             # The execution is gone (stopped, timed out): the answers can never be used.
-            self._fail(record, "The task's execution ended while it waited for input.")
+            self._ender.fail(record, "The task's execution ended while it waited for input.")
 
-    def cancel(self, owner: str, task_id: str) -> TaskRecord:
-        """Cancel an active task and stop its work; return the task as it now is.
+    def cancel(self, owner: str, task_id: str) -> Cancellation:
+        """Cancel an active task and stop its work.
 
-        A task that already ended keeps its status; the caller decides whether
-        that is an error in its protocol era.
+        A task that already ended keeps its status (``cancelled_now`` is False);
+        the caller decides whether that is an error in its protocol era.
         """
         record = self.get(owner, task_id)
         if record.status.terminal:
-            return record
+            return Cancellation(record, cancelled_now=False)
         now = self._clock()
+        message = "The task was cancelled by the client."
         try:
-            cancelled = self._store.cancel(
-                task_id, "The task was cancelled by the client.", now, record.kept_alive(now)
-            )
+            cancelled = self._store.cancel(task_id, message, now, record.kept_alive(now))
         except TransitionRejected:
             # It ended between our read and our write; report what it ended as.
-            return self.get(owner, task_id)
-        # The row is already cancelled, which is what every reader sees; a failed
-        # stop only delays the worker noticing (at its next progress report).
-        self._workflow_stop_quietly(task_id)
-        return cancelled
+            return Cancellation(self.get(owner, task_id), cancelled_now=False)
+        self._ender.stop(task_id, message)
+        return Cancellation(cancelled, cancelled_now=True)
 
     def fail_stale(self, record: TaskRecord, reason: str) -> bool:
         """Fail a task whose execution is gone or past its deadline (the sweeper)."""
-        wrote = self._fail(record, reason)
-        self._workflow_stop_quietly(record.task_id)
-        return wrote
-
-    def _fail(self, record: TaskRecord, message: str) -> bool:
-        now = self._clock()
-        return self._store.finish(
-            record.task_id,
-            status=TaskStatus.FAILED,
-            outcome=Outcome.PROTOCOL_ERROR,
-            result=None,
-            error={"code": -32603, "message": message},
-            message=message,
-            now_ms=now,
-            alive=record.kept_alive(now),
-        )
-
-    def _workflow_stop_quietly(self, task_id: str) -> None:
-        try:
-            self._workflow.stop(task_id, "cancelled by client")
-        except Exception:
-            logger.warning("stop_execution failed", extra={"taskId": task_id}, exc_info=True)
+        return self._ender.fail(record, reason)

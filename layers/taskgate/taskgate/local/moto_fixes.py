@@ -32,11 +32,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from ..domain.worker import SIGNALS
+
 _applied = False
 # Held for every DynamoDB request (fix 5). Tests that read moto's backend directly
 # take it too, so they never see an update half-applied.
 DYNAMODB_LOCK = threading.RLock()
-_SIGNALS = {"TaskgateInputRequired", "TaskgateContinue"}
 _invoke: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
             return json.dumps(_invoke(payload)), False, ""
         except Exception as exc:
             # Parking and continuing are signalled as errors by design (see task.asl.json).
-            if type(exc).__name__ not in _SIGNALS:
+            if not isinstance(exc, SIGNALS):
                 logger.exception("worker invocation failed")
             # Shaped like Lambda's own error payload, so Catch/Retry see what AWS would send.
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}

@@ -13,31 +13,25 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .jsonrpc import HEADER_MISMATCH, Request, RpcError
+from ..codes import HEADER_MISMATCH
+from .errors import RpcError
+from .jsonrpc import Request
 
-# Which params field Mcp-Name mirrors, per method.
-NAME_FIELD = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 _BASE64 = re.compile(r"=\?base64\?(.*)\?=")
 
 
 def _mismatch(message: str) -> RpcError:
-    return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}", http_status=400)
+    return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
-def check_routing_headers(headers: Mapping[str, str], request: Request) -> None:
+def check_routing_headers(headers: Mapping[str, str], request: Request, field: str | None) -> None:
+    """``field``: the params field ``Mcp-Name`` mirrors for this method (the
+    method's registry entry says which), or None."""
     method = headers.get("mcp-method")
     if method is None:
         raise _mismatch("the Mcp-Method header is required")
     if method.strip() != request.method:
         raise _mismatch("Mcp-Method does not match the request's method")
-    field = NAME_FIELD.get(request.method)
     if field and isinstance(request.params.get(field), str):
         name = headers.get("mcp-name")
         if name is None:

@@ -1,102 +1,109 @@
 """JSON-RPC over HTTP for /mcp: picks the protocol era per request and never raises.
 
-Every failure becomes a JSON-RPC error a client can act on; nothing below this
-module decides HTTP status codes except through ``RpcError.http_status``.
+Every failure becomes a JSON-RPC error a client can act on. The HTTP status
+comes from the era's table for the error's code, except for the three cases
+``errors.py`` names (a transport rejection, a retryable dependency, a crash).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from ..clock import now_ms
-from ..domain.service import TaskService
-from ..domain.sessions import SessionStore
-from ..tools.registry import ToolRegistry
-from .common import AuditHook, CallContext, HttpReply
-from .era2025 import Era2025
-from .era2026 import Era2026, speaks_2026
-from .jsonrpc import INTERNAL_ERROR, ClientResponse, RpcError, failure, parse_message, success
-from .result_stream import ResultStreams
+from ..codes import INTERNAL_ERROR
+from ..domain.errors import TaskgateError, TaskNotFound, TooManyActiveTasks
+from .era import Call, Era, HttpReply
+from .errors import Retryable, RpcError, TransportRejection, from_domain
+from .jsonrpc import ClientResponse, failure, parse_message, request_id, success
+from .shared import AuditHook
 
 logger = logging.getLogger(__name__)
 
 
 class McpServer:
-    def __init__(
-        self,
-        tasks: TaskService,
-        tools: ToolRegistry,
-        *,
-        sessions: SessionStore,
-        anonymous_owner: str,
-        stream_budget_seconds: float = 20.0,
-        audit: AuditHook | None = None,
-    ) -> None:
-        hook: AuditHook = audit or (lambda event, fields: None)
-        self.streams = ResultStreams(tasks, sessions, budget_seconds=stream_budget_seconds)
-        self._v2026 = Era2026(tasks, tools, hook)
-        self._v2025 = Era2025(
-            tasks,
-            tools,
-            hook,
-            sessions=sessions,
-            streams=self.streams,
-            anonymous_owner=anonymous_owner,
-            clock=now_ms,
-        )
+    def __init__(self, eras: Sequence[Era], *, audit: AuditHook | None = None) -> None:
+        if not eras:
+            raise ValueError("an MCP server needs at least one era")
+        # Asked in order; the last one serves whatever no era claims.
+        self.eras = list(eras)
+        self._audit: AuditHook = audit or (lambda event, fields: None)
+
+    def era_for(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> Era:
+        for era in self.eras:
+            if era.claims(headers, meta):
+                return era
+        return self.eras[-1]
 
     def handle(self, body: Any, headers: Mapping[str, str], owner: str) -> HttpReply:
         """One POSTed JSON-RPC message."""
-        msg_id: Any = body.get("id") if isinstance(body, dict) else None
-        if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int)):
-            msg_id = None
-        ctx = CallContext(owner, headers)
+        msg_id = request_id(body)
+        era = self.era_for(headers, _meta_of(body))
+        call = Call(owner, headers)
         try:
             message = parse_message(body)
             if isinstance(message, ClientResponse):
-                self._v2025.client_response(message, ctx)
+                era.client_response(message, call)
                 return HttpReply(202)
+            call = Call(owner, headers, message)
             if message.is_notification:
+                era.notify(call)
                 return HttpReply(202)
-            meta = message.params.get("_meta")
-            meta = meta if isinstance(meta, dict) else {}
-            if speaks_2026(headers, meta):
-                result = self._v2026.dispatch(message, meta, ctx)
-            else:
-                result = self._v2025.dispatch(message, ctx)
+            result = era.dispatch(call)
             if isinstance(result, HttpReply):
                 return result
             return HttpReply(200, success(message.id, result))
-        except RpcError as exc:
-            return HttpReply(exc.http_status, failure(msg_id, exc))
-        except (ClientError, BotoCoreError):
-            # AWS refused or failed (throttling, an outage): nothing half-done was
-            # acknowledged, so the client may retry the same request.
-            logger.exception("AWS call failed in %s", body.get("method") if isinstance(body, dict) else "?")
-            error = RpcError(INTERNAL_ERROR, "Service temporarily unavailable; please retry")
-            return HttpReply(503, failure(msg_id, error), headers={"retry-after": "1"})
-        except Exception:
-            logger.exception("unhandled error in %s", body.get("method") if isinstance(body, dict) else "?")
-            return HttpReply(500, failure(msg_id, RpcError(INTERNAL_ERROR, "Internal error")))
+        except Exception as exc:
+            return self._error(exc, era, call, msg_id)
 
     def handle_get(self, headers: Mapping[str, str], owner: str) -> HttpReply:
-        """GET /mcp: resume a stream after ``Last-Event-ID``."""
-        return self._guard(lambda: self._v2025.resume(CallContext(owner, headers)))
+        """GET /mcp (2025: resume a stream after ``Last-Event-ID``)."""
+        era = self.era_for(headers, {})
+        call = Call(owner, headers)
+        try:
+            return era.handle_get(call)
+        except Exception as exc:
+            return self._error(exc, era, call, None)
 
     def handle_delete(self, headers: Mapping[str, str], owner: str) -> HttpReply:
-        """DELETE /mcp: end a 2025 session."""
-        return self._guard(lambda: self._v2025.terminate(CallContext(owner, headers)))
-
-    def _guard(self, action: Any) -> HttpReply:
+        """DELETE /mcp (2025: end a session)."""
+        era = self.era_for(headers, {})
+        call = Call(owner, headers)
         try:
-            reply: HttpReply = action()
-            return reply
-        except RpcError as exc:
-            return HttpReply(exc.http_status, failure(None, exc))
-        except Exception:
-            logger.exception("unhandled error in GET/DELETE")
-            return HttpReply(500, failure(None, RpcError(INTERNAL_ERROR, "Internal error")))
+            return era.handle_delete(call)
+        except Exception as exc:
+            return self._error(exc, era, call, None)
+
+    def _error(self, exc: Exception, era: Era, call: Call, msg_id: Any) -> HttpReply:
+        if isinstance(exc, TaskgateError):
+            self._audit_denial(exc, call)
+            error = from_domain(exc)
+            if isinstance(error, Retryable) or error.code == INTERNAL_ERROR:
+                logger.warning("%s failed: %s", call.method or "request", exc, exc_info=exc)
+        elif isinstance(exc, RpcError):
+            error = exc
+        else:
+            logger.exception("unhandled error in %s", call.method or "request", exc_info=exc)
+            return HttpReply(500, failure(msg_id, RpcError(INTERNAL_ERROR, "Internal error")))
+        body = failure(msg_id, error)
+        if isinstance(error, TransportRejection):
+            return HttpReply(error.http_status, body, headers=dict(error.headers))
+        if isinstance(error, Retryable):
+            return HttpReply(503, body, headers={"retry-after": str(error.retry_after)})
+        return HttpReply(era.status_for(error.code), body)
+
+    def _audit_denial(self, exc: TaskgateError, call: Call) -> None:
+        if isinstance(exc, TaskNotFound):
+            self._audit(
+                "denied",
+                {"taskId": exc.task_id, "owner": call.owner, "method": call.method, "reason": exc.reason},
+            )
+        elif isinstance(exc, TooManyActiveTasks):
+            self._audit("denied", {"owner": call.owner, "method": call.method, "reason": "task limit"})
+
+
+def _meta_of(body: Any) -> dict[str, Any]:
+    # Read before the message is validated: an invalid message still has an era.
+    params = body.get("params") if isinstance(body, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}

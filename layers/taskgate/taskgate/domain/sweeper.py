@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from .domain.ports import Clock, TaskStore, Workflow
-from .domain.service import TaskService
+from .ending import TaskEnder
+from .ports import Clock, TaskStore, Workflow
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,6 @@ class Sweeper:
         self,
         store: TaskStore,
         workflow: Workflow,
-        tasks: TaskService,
         clock: Clock,
         *,
         stale_after_ms: int,
@@ -38,8 +37,8 @@ class Sweeper:
     ) -> None:
         self._store = store
         self._workflow = workflow
-        self._tasks = tasks
         self._clock = clock
+        self._ender = TaskEnder(store, workflow, clock)
         self._stale_after = stale_after_ms
         self._max_runtime = max_runtime_ms
 
@@ -62,7 +61,7 @@ class Sweeper:
                     reason = "The task's execution never started."
                 elif status != "RUNNING":
                     reason = f"The task's execution ended ({status}) without recording a result."
-            if reason and self._tasks.fail_stale(record, reason):
+            if reason and self._ender.fail(record, reason):
                 logger.warning("swept task", extra={"taskId": task_id, "reason": reason})
                 report.failed[task_id] = reason
         return report

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..clock import iso_from_ms
-from ..domain.model import TaskRecord, TaskStatus
+from ...clock import iso_from_ms
+from ...codes import INTERNAL_ERROR
+from ...domain.model import TaskRecord, TaskStatus
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 PROTOCOL_VERSION = "2026-07-28"
@@ -54,7 +55,7 @@ def detailed_task(record: TaskRecord) -> dict[str, Any]:
     if record.status is TaskStatus.COMPLETED and record.result is not None:
         out["result"] = {"resultType": "complete", **record.result}
     elif record.status is TaskStatus.FAILED:
-        out["error"] = record.error or {"code": -32603, "message": "The task failed"}
+        out["error"] = record.error or {"code": INTERNAL_ERROR, "message": "The task failed"}
     elif record.status is TaskStatus.INPUT_REQUIRED:
         out["inputRequests"] = record.input_requests
     return out

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..clock import iso_from_ms
-from ..domain.model import Outcome, TaskRecord, TaskStatus
-from .jsonrpc import INTERNAL_ERROR
+from ...clock import iso_from_ms
+from ...codes import INTERNAL_ERROR
+from ...domain.model import Outcome, TaskRecord, TaskStatus
 
 PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")

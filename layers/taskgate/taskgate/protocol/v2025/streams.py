@@ -17,13 +17,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from ..clock import now_ms
-from ..domain.errors import TaskNotFound
-from ..domain.model import TaskRecord, TaskStatus
-from ..domain.service import TaskService
-from ..domain.sessions import SessionStore, StreamState
-from . import wire2025 as w
-from .jsonrpc import INVALID_PARAMS
+from ...clock import now_ms
+from ...codes import INVALID_PARAMS
+from ...domain.errors import TaskNotFound
+from ...domain.model import TaskRecord, TaskStatus
+from ...domain.service import TaskService
+from ...domain.sessions import SessionStore, StreamState
+from . import wire as w
+
+SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 
 
 def _dumps(message: dict[str, Any]) -> str:
@@ -41,6 +43,7 @@ class ResultStreams:
         store: SessionStore,
         *,
         budget_seconds: float,
+        log_retention_ms: int,
         poll_seconds: float = 0.25,
         retry_ms: int = 500,
         sleep: Callable[[float], None] = time.sleep,
@@ -50,6 +53,7 @@ class ResultStreams:
         self._budget = budget_seconds
         self._poll = poll_seconds
         self._retry_ms = retry_ms
+        self._log_retention_ms = log_retention_ms
         self._sleep = sleep
 
     def open(
@@ -80,7 +84,7 @@ class ResultStreams:
             owner=owner,
             task_id="",
             request_id=request_id,
-            expires_at_ms=now_ms() + 3_600_000,
+            expires_at_ms=now_ms() + self._log_retention_ms,
             events=(json.dumps(message, separators=(",", ":")),),
             done=True,
         )
@@ -164,7 +168,7 @@ class ResultStreams:
     def _logged_events(self, state: StreamState, record: TaskRecord) -> list[dict[str, Any]]:
         tagged = not state.hides_task
         if record.status.terminal:
-            return [w.payload_message(record, state.request_id, tagged=tagged)]
+            return [w.payload_message(self._tasks.with_result(record), state.request_id, tagged=tagged)]
         if record.status is TaskStatus.INPUT_REQUIRED:
             asks = [
                 w.elicitation_request(record.task_id, key, request, tagged=tagged)

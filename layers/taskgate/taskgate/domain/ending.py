@@ -1,0 +1,63 @@
+"""The one way a task is failed from outside its tool: by the API (a start or a
+resume that could not happen), by the worker (the tool failed) and by the sweeper
+(an execution that will never finish it).
+
+The write is conditional, so an end that lost a race changes nothing; the
+execution is then stopped with the same reason the client reads.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..codes import INTERNAL_ERROR
+from .model import Outcome, TaskRecord, TaskStatus
+from .ports import Clock, TaskStore, Workflow
+
+logger = logging.getLogger(__name__)
+
+
+class TaskEnder:
+    def __init__(self, store: TaskStore, workflow: Workflow | None, clock: Clock) -> None:
+        # The worker has no workflow: it runs inside the execution it would stop.
+        self._store = store
+        self._workflow = workflow
+        self._clock = clock
+
+    def fail(
+        self,
+        record: TaskRecord,
+        message: str,
+        *,
+        code: int = INTERNAL_ERROR,
+        error: dict[str, Any] | None = None,
+    ) -> bool:
+        """End ``record`` failed with ``message`` unless it already ended; True when
+        this call ended it. ``error`` (default ``{code, message}``) is what
+        tasks/result and tasks/get report."""
+        now = self._clock()
+        wrote = self._store.finish(
+            record.task_id,
+            status=TaskStatus.FAILED,
+            outcome=Outcome.PROTOCOL_ERROR,
+            result=None,
+            error=error or {"code": code, "message": message},
+            message=message,
+            now_ms=now,
+            alive=record.kept_alive(now),
+        )
+        if wrote:
+            self.stop(record.task_id, message)
+        return wrote
+
+    def stop(self, task_id: str, reason: str) -> None:
+        """Stop the task's execution, quietly: the row already says how the task
+        ended, which is what every reader sees; a failed stop only delays the work
+        noticing (at its next progress report)."""
+        if self._workflow is None:
+            return
+        try:
+            self._workflow.stop(task_id, reason)
+        except Exception:
+            logger.warning("stop_execution failed", extra={"taskId": task_id}, exc_info=True)

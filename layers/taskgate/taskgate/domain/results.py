@@ -1,0 +1,53 @@
+"""Where a task's result lives: in its row while it fits, in the result bucket
+when it does not. Written once by the worker; read only where a result is
+returned (tasks/get of a finished task, tasks/result), never on cancel or update.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from .errors import PayloadTooLarge
+from .model import TaskRecord
+from .ports import BlobStore
+
+# Room left in a 400 KB DynamoDB item for the arguments and bookkeeping beside a result.
+ROW_BUDGET_BYTES = 350_000
+
+
+@dataclasses.dataclass(frozen=True)
+class PlacedResult:
+    inline: dict[str, Any] | None
+    ref: str | None
+
+
+class ResultStore:
+    def __init__(self, blobs: BlobStore | None, *, max_inline_bytes: int) -> None:
+        self._blobs = blobs
+        self._max_inline = max_inline_bytes
+
+    def place(self, task_id: str, result: dict[str, Any], beside_bytes: int) -> PlacedResult:
+        """Keep ``result`` in the row, or write it to the bucket and keep its key.
+        ``beside_bytes`` is what else the row holds (the arguments)."""
+        encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
+        if len(encoded) <= self._max_inline and len(encoded) + beside_bytes <= ROW_BUDGET_BYTES:
+            return PlacedResult(inline=result, ref=None)
+        if self._blobs is None:
+            raise PayloadTooLarge("The result", len(encoded), self._max_inline)
+        ref = f"results/{task_id}.json"
+        self._blobs.put(ref, encoded)
+        return PlacedResult(inline=None, ref=ref)
+
+    def discard(self, placed: PlacedResult) -> None:
+        """The task ended otherwise (cancelled) while this result was written: nobody
+        will ever read the object."""
+        if placed.ref is not None and self._blobs is not None:
+            self._blobs.delete(placed.ref)
+
+    def attach(self, record: TaskRecord) -> TaskRecord:
+        """``record`` with its result in hand, read from the bucket when it lives there."""
+        if record.result_ref is None or self._blobs is None:
+            return record
+        return dataclasses.replace(record, result=json.loads(self._blobs.get(record.result_ref)))

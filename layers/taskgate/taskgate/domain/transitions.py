@@ -1,0 +1,64 @@
+"""The legal transitions of a task: a table the domain owns.
+
+Every change to a task is one of these operations, and each is allowed only
+from the statuses listed here. The stores enforce it (DynamoDB with condition
+expressions, the test fakes by reading this table); a test runs every
+operation from every status against each store and compares with this table.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .errors import TransitionRejected
+from .model import ACTIVE, TaskStatus
+
+
+class Op(enum.StrEnum):
+    PROGRESS = "progress"  # the tool reports a status message
+    ASK = "ask"  # the tool stores questions; the state machine parks next
+    PARK = "park"  # the state machine's AwaitInput: waiting on a task token
+    ANSWER = "answer"  # some of the outstanding questions are answered
+    RESUME = "resume"  # the answer that completes the questions
+    CHECKPOINT = "checkpoint"  # the tool saves its state
+    COMPLETE = "complete"  # the tool returned
+    FAIL = "fail"  # the tool, the state machine, the sweeper or the API ended it failed
+    CANCEL = "cancel"  # the client cancelled it
+
+
+@dataclass(frozen=True)
+class Transition:
+    sources: frozenset[TaskStatus]
+    # None: the status stays what it was.
+    target: TaskStatus | None
+
+
+_WORKING = frozenset({TaskStatus.WORKING})
+_PARKED = frozenset({TaskStatus.INPUT_REQUIRED})
+
+TRANSITIONS: dict[Op, Transition] = {
+    Op.PROGRESS: Transition(_WORKING, None),
+    Op.ASK: Transition(_WORKING, None),
+    Op.PARK: Transition(_WORKING, TaskStatus.INPUT_REQUIRED),
+    Op.ANSWER: Transition(_PARKED, None),
+    Op.RESUME: Transition(_PARKED, TaskStatus.WORKING),
+    Op.CHECKPOINT: Transition(ACTIVE, None),
+    Op.COMPLETE: Transition(ACTIVE, TaskStatus.COMPLETED),
+    Op.FAIL: Transition(ACTIVE, TaskStatus.FAILED),
+    Op.CANCEL: Transition(ACTIVE, TaskStatus.CANCELLED),
+}
+
+
+def allowed(op: Op, status: TaskStatus) -> bool:
+    return status in TRANSITIONS[op].sources
+
+
+def check(op: Op, task_id: str, status: TaskStatus) -> None:
+    """Raise TransitionRejected unless ``op`` may run on a task in ``status``."""
+    if not allowed(op, status):
+        raise TransitionRejected(task_id)
+
+
+def target(op: Op, status: TaskStatus) -> TaskStatus:
+    return TRANSITIONS[op].target or status

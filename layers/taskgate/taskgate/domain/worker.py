@@ -1,0 +1,212 @@
+"""One step of a task's work, as the state machine's RunTool state asks for it.
+
+The step reads the task row, runs the tool with a context bound to that row,
+and either records the terminal outcome (a conditional write, so cancelled
+stays cancelled) or tells the state machine to park for input or to run the
+next step. Parking and continuing reach the state machine as the two signal
+exceptions below, whose names its Catch rules match (statemachines/task.asl.json).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..codes import INTERNAL_ERROR, INVALID_PARAMS
+from ..tools.context import InputNeeded, ProtocolError, TaskCancelled, TaskYield, ToolContext
+from ..tools.registry import ToolRegistry
+from .ending import TaskEnder
+from .errors import PayloadTooLarge, TransitionRejected
+from .limits import json_size
+from .model import Outcome, TaskRecord, TaskStatus
+from .ports import Clock, TaskStore
+from .results import ResultStore
+
+logger = logging.getLogger(__name__)
+
+
+class TaskgateInputRequired(Exception):
+    """The step ended with questions stored: the state machine parks (its Catch)."""
+
+
+class TaskgateContinue(Exception):
+    """The step ended at a checkpoint: the state machine runs the next one (its Catch)."""
+
+
+# The errors a step raises on purpose; the state machine catches them by these names.
+SIGNALS: tuple[type[Exception], ...] = (TaskgateInputRequired, TaskgateContinue)
+
+
+class StepKind(enum.StrEnum):
+    FINISHED = "finished"  # nothing more for this execution to do
+    INPUT_REQUIRED = "input_required"  # questions stored: park
+    CONTINUE = "continue"  # checkpointed, out of time: run the next step
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    kind: StepKind
+    # The terminal status this step wrote; None when it wrote none (the task had
+    # already ended elsewhere, e.g. cancelled, or the step parks or continues).
+    status: TaskStatus | None = None
+    owner: str | None = None
+    # Creation to the end this step wrote, for the time-to-terminal metric.
+    age_ms: int | None = None
+
+    def raise_signal(self) -> None:
+        """Leave RunTool through its Catch rules when the execution must park or loop."""
+        if self.kind is StepKind.INPUT_REQUIRED:
+            raise TaskgateInputRequired()
+        if self.kind is StepKind.CONTINUE:
+            raise TaskgateContinue()
+
+    def payload(self) -> dict[str, Any]:
+        """What the worker Lambda returns for a finished step (RunTool discards it)."""
+        return {"kind": self.kind.value, "status": self.status.value if self.status else None}
+
+
+_NOTHING = StepOutcome(StepKind.FINISHED)
+
+
+class _StoreControl:
+    def __init__(
+        self,
+        store: TaskStore,
+        record: TaskRecord,
+        clock: Clock,
+        remaining_ms: Callable[[], int] | None,
+        yield_margin_ms: int,
+    ) -> None:
+        self._store = store
+        self._record = record
+        self._clock = clock
+        self._remaining_ms = remaining_ms
+        self._yield_margin_ms = yield_margin_ms
+        # Clients poll no faster than pollIntervalMs, so a message written more
+        # often is never seen; each skipped write is a DynamoDB write not paid for.
+        self._min_interval = record.poll_interval_ms / 1000
+        self._last_write = float("-inf")
+
+    def progress(self, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last_write < self._min_interval:
+            return
+        self._last_write = now
+        at = self._clock()
+        try:
+            self._store.report_progress(self._record.task_id, message, at, self._record.kept_alive(at))
+        except TransitionRejected as exc:
+            raise TaskCancelled(self._record.task_id) from exc
+
+    def is_cancelled(self) -> bool:
+        record = self._store.get(self._record.task_id)
+        return record is None or record.status.terminal
+
+    def checkpoint(self, state: Any) -> None:
+        at = self._clock()
+        try:
+            self._store.save_checkpoint(self._record.task_id, state, at, self._record.kept_alive(at))
+        except TransitionRejected as exc:
+            raise TaskCancelled(self._record.task_id) from exc
+        if self._remaining_ms is not None and self._remaining_ms() < self._yield_margin_ms:
+            raise TaskYield(self._record.task_id)
+
+
+class Worker:
+    def __init__(
+        self,
+        store: TaskStore,
+        tools: ToolRegistry,
+        clock: Clock,
+        results: ResultStore,
+        *,
+        max_runtime_ms: int,
+        yield_margin_ms: int,
+    ) -> None:
+        self._store = store
+        self._tools = tools
+        self._clock = clock
+        self._results = results
+        self._ender = TaskEnder(store, None, clock)
+        self._max_runtime_ms = max_runtime_ms
+        self._yield_margin_ms = yield_margin_ms
+
+    def run_step(self, task_id: str, remaining_ms: Callable[[], int] | None = None) -> StepOutcome:
+        record = self._store.get(task_id)
+        if record is None or record.status is not TaskStatus.WORKING:
+            return _NOTHING
+        if self._max_runtime_ms and self._clock() - record.created_at_ms > self._max_runtime_ms:
+            return self._fail(record, INTERNAL_ERROR, "The task exceeded its maximum run time.")
+        tool = self._tools.get(record.tool)
+        if tool is None:
+            return self._fail(record, INVALID_PARAMS, f"Unknown tool: {record.tool}")
+        ctx = ToolContext(
+            task_id=task_id,
+            answers=record.input_responses,
+            state=record.checkpoint,
+            control=_StoreControl(self._store, record, self._clock, remaining_ms, self._yield_margin_ms),
+        )
+        try:
+            result = tool.run(record.arguments, ctx)
+        except InputNeeded as need:
+            at = self._clock()
+            try:
+                self._store.ask(task_id, need.requests, at, record.kept_alive(at))
+            except TransitionRejected:
+                return _NOTHING  # cancelled while the tool ran: never park
+            return StepOutcome(StepKind.INPUT_REQUIRED)
+        except TaskYield:
+            return StepOutcome(StepKind.CONTINUE)
+        except TaskCancelled:
+            return _NOTHING
+        except ProtocolError as exc:
+            return self._fail(record, exc.code, f"Tool execution failed: {exc.message}", exc.to_error())
+        except ValidationError as exc:
+            return self._fail(
+                record, INVALID_PARAMS, f"Invalid arguments for {record.tool}: {exc.error_count()} error(s)"
+            )
+        except Exception:
+            # The client gets a reason, never the trace; the trace goes to our logs.
+            logger.exception("tool %s raised", record.tool, extra={"taskId": task_id})
+            return self._fail(record, INTERNAL_ERROR, "Internal error while running the tool")
+        return self._complete(record, result)
+
+    def _complete(self, record: TaskRecord, result: dict[str, Any]) -> StepOutcome:
+        is_error = bool(result.get("isError"))
+        try:
+            placed = self._results.place(record.task_id, result, json_size(record.arguments))
+        except PayloadTooLarge as exc:
+            return self._fail(record, INTERNAL_ERROR, f"{exc} and no result bucket is configured")
+        now = self._clock()
+        wrote = self._store.finish(
+            record.task_id,
+            status=TaskStatus.COMPLETED,
+            outcome=Outcome.TOOL_ERROR if is_error else Outcome.SUCCESS,
+            result=placed.inline,
+            error=None,
+            message="The tool reported an error." if is_error else "The operation completed.",
+            now_ms=now,
+            alive=record.kept_alive(now),
+            result_ref=placed.ref,
+        )
+        if not wrote:
+            self._results.discard(placed)
+            return _NOTHING
+        return self._ended(record, TaskStatus.COMPLETED, now)
+
+    def _fail(
+        self, record: TaskRecord, code: int, message: str, error: dict[str, Any] | None = None
+    ) -> StepOutcome:
+        if not self._ender.fail(record, message, code=code, error=error):
+            return _NOTHING
+        return self._ended(record, TaskStatus.FAILED, self._clock())
+
+    @staticmethod
+    def _ended(record: TaskRecord, status: TaskStatus, now_ms: int) -> StepOutcome:
+        return StepOutcome(StepKind.FINISHED, status, record.owner, now_ms - record.created_at_ms)

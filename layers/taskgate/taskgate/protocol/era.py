@@ -1,0 +1,148 @@
+"""The seam between the transport and a protocol era.
+
+An ``Era`` answers three things: does this request belong to me (``claims``, a
+pure function of the headers and ``_meta``), which methods do I serve (a
+``MethodRegistry``: name → handler and its params model), and how do I
+dispatch one. ``McpServer`` holds a list of eras and asks them in order.
+Adding a method is one registry entry; adding an era is one package and one
+entry in the server's list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..codes import INVALID_PARAMS, METHOD_NOT_FOUND
+from .errors import RpcError
+from .jsonrpc import ClientResponse, Request
+
+
+@dataclass
+class HttpReply:
+    status: int
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    # Server-sent events, for a response that is a stream.
+    stream: Iterator[str] | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request as a handler sees it: who asks, with which headers and message."""
+
+    owner: str
+    headers: Mapping[str, str]
+    request: Request | None = None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.request.meta if self.request is not None else {}
+
+    @property
+    def method(self) -> str:
+        return self.request.method if self.request is not None else ""
+
+
+Result = dict[str, Any] | HttpReply
+Handler = Callable[[Call, Any], Result]
+
+
+def validation_data(exc: ValidationError) -> list[dict[str, Any]]:
+    # Locations and messages only: echoing input values back could leak secrets into logs.
+    return [{"path": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    handler: Handler
+    # Validates ``params`` before the handler sees them (None: the raw dict).
+    params: type[BaseModel] | None = None
+    # The params field the ``Mcp-Name`` routing header mirrors (SEP-2243), if any.
+    name_field: str | None = None
+
+    def parse(self, params: dict[str, Any]) -> Any:
+        if self.params is None:
+            return params
+        try:
+            return self.params.model_validate(params)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "params"
+            raise RpcError(
+                INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}", {"errors": validation_data(exc)}
+            ) from exc
+
+
+class MethodRegistry:
+    def __init__(self, methods: list[Method] | None = None) -> None:
+        self._methods: dict[str, Method] = {}
+        for method in methods or []:
+            self.add(method)
+
+    def add(self, method: Method) -> None:
+        if method.name in self._methods:
+            raise ValueError(f"method {method.name!r} is registered twice")
+        self._methods[method.name] = method
+
+    def get(self, name: str) -> Method | None:
+        return self._methods.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._methods)
+
+    def __iter__(self) -> Iterator[Method]:
+        return iter(list(self._methods.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._methods
+
+
+class Era:
+    """Base of every protocol era. Subclasses set ``version``, ``http_status`` and
+    ``claims``, and fill ``methods``."""
+
+    #: The protocol version this era is known by (for logs and tests).
+    version: ClassVar[str] = ""
+    #: JSON-RPC error code → HTTP status; a code not listed travels with 200.
+    http_status: ClassVar[Mapping[int, int]] = {}
+
+    def __init__(self, methods: MethodRegistry | None = None) -> None:
+        self.methods = methods or MethodRegistry()
+
+    def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def status_for(self, code: int) -> int:
+        return self.http_status.get(code, 200)
+
+    def before(self, call: Call) -> None:
+        """Checks every request of this era passes before its method runs (headers, sessions)."""
+
+    def dispatch(self, call: Call) -> Result:
+        assert call.request is not None
+        self.before(call)
+        method = self.methods.get(call.request.method)
+        if method is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {call.request.method}")
+        return self.shape(method, method.handler(call, method.parse(call.request.params)))
+
+    def shape(self, method: Method, result: Result) -> Result:
+        """What this era adds to every result (2026: ``resultType``)."""
+        return result
+
+    def notify(self, call: Call) -> None:
+        """A notification from the client; none needs an answer."""
+
+    def client_response(self, message: ClientResponse, call: Call) -> None:
+        """The client's answer to a request this server sent; ignored unless the era sends any."""
+
+    def handle_get(self, call: Call) -> HttpReply:
+        return HttpReply(405, headers={"allow": "POST"})
+
+    def handle_delete(self, call: Call) -> HttpReply:
+        return HttpReply(405, headers={"allow": "POST"})

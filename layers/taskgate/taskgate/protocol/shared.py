@@ -1,0 +1,118 @@
+"""What both eras share: the services they drive, and the plumbing of a tool call.
+
+The prepare round (questions a tool asks before its task exists), argument
+checks and inline runs live here once; each era shapes the results its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import __version__
+from ..codes import INVALID_PARAMS
+from ..domain.model import TaskRecord
+from ..domain.service import TaskService
+from ..tools.context import InputNeeded, ProtocolError, ToolContext
+from ..tools.registry import Tool, ToolRegistry
+from .era import Call, validation_data
+from .errors import RpcError
+
+SERVER_NAME = "taskgate"
+
+# Told of every task event a client causes: (event, fields). The Lambda handler
+# turns these into audit log lines and metrics; tests can collect them.
+AuditHook = Callable[[str, dict[str, Any]], None]
+
+
+def server_info() -> dict[str, str]:
+    return {"name": SERVER_NAME, "version": __version__}
+
+
+@dataclass(frozen=True)
+class Services:
+    tasks: TaskService
+    tools: ToolRegistry
+    audit: AuditHook
+    anonymous_owner: str
+
+
+def resolve_tool(
+    services: Services, name: str, arguments: dict[str, Any] | None
+) -> tuple[Tool, dict[str, Any]]:
+    """The tool and its checked arguments, or a -32602 that says what is wrong."""
+    found = services.tools.get(name)
+    if found is None:
+        raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    arguments = arguments or {}
+    services.tasks.limits.check_arguments(arguments)
+    try:
+        found.parse(arguments)
+    except ValidationError as exc:
+        raise RpcError(
+            INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
+        ) from exc
+    return found, arguments
+
+
+def run_inline(found: Tool, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """Run a tool inside this request: a CallToolResult, or the questions it asked
+    (``{"resultType": "input_required", "inputRequests": …}``)."""
+    try:
+        return found.run(arguments, ctx)
+    except InputNeeded as need:
+        return {"resultType": "input_required", "inputRequests": need.requests}
+    except ProtocolError as exc:
+        raise RpcError(exc.code, exc.message, exc.data) from exc
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The prepare round: questions still open, or the answers the task inherits."""
+
+    questions: dict[str, Any] | None
+    carried: dict[str, Any]
+
+
+def run_prepare(found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> Prepared:
+    """Run a tool's ``prepare`` step, which asks before any task exists."""
+    if found.prepare is None:
+        return Prepared(None, {})
+    ctx = ToolContext(answers=answers)
+    try:
+        found.prepare(found.parse(arguments), ctx)
+    except InputNeeded as need:
+        return Prepared(need.requests, {})
+    # The task inherits the answers to the questions it was asked, nothing else.
+    return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
+
+
+def create_task(
+    services: Services,
+    call: Call,
+    found: Tool,
+    arguments: dict[str, Any],
+    *,
+    ttl_ms: int | None = None,
+    answers: dict[str, Any] | None = None,
+    progress_token: str | int | None = None,
+) -> TaskRecord:
+    record = services.tasks.create(
+        owner=call.owner,
+        tool=found.name,
+        arguments=arguments,
+        requested_ttl_ms=ttl_ms,
+        input_responses=answers,
+        progress_token=progress_token,
+    )
+    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": found.name})
+    return record
+
+
+def fetched(services: Services, call: Call, record: TaskRecord) -> TaskRecord:
+    """A finished task's result, read for the client (and audited as fetched)."""
+    services.audit("result_fetched", {"taskId": record.task_id, "owner": call.owner})
+    return services.tasks.with_result(record)

@@ -1,0 +1,230 @@
+"""The 2025-11-25 era: sessions, its registry of methods and their handlers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskNotFound
+from ...domain.ports import Clock
+from ...domain.sessions import Session, SessionStore
+from ...tools.context import ToolContext
+from ...tools.registry import Tool
+from ..era import Call, Era, HttpReply, Method, MethodRegistry
+from ..errors import RpcError, TransportRejection
+from ..jsonrpc import ClientResponse
+from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, TaskRef, ToolCall
+from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from . import wire as w
+from .streams import SSE_HEADERS, ResultStreams
+
+_2026_VERSIONS = frozenset({"2026-07-28"})
+
+
+def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
+    """Everything without a later revision's marks: the ``initialize`` handshake era."""
+    return headers.get("mcp-protocol-version") not in _2026_VERSIONS and (
+        "io.modelcontextprotocol/protocolVersion" not in meta
+    )
+
+
+class Era2025(Era):
+    version = w.PROTOCOL_VERSION
+    # Only malformed messages change the HTTP status; method errors travel with 200.
+    http_status: ClassVar[Mapping[int, int]] = {PARSE_ERROR: 400, INVALID_REQUEST: 400}
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        sessions: SessionStore,
+        streams: ResultStreams,
+        clock: Clock,
+        session_ttl_ms: int,
+    ) -> None:
+        self._s = services
+        self._sessions = sessions
+        self._streams = streams
+        self._clock = clock
+        self._session_ttl_ms = session_ttl_ms
+        super().__init__(
+            MethodRegistry(
+                [
+                    Method("initialize", self._initialize, Initialize),
+                    Method("ping", lambda call, params: {}, NoParams),
+                    Method("tools/list", self._tools_list, Page),
+                    Method("tools/call", self._tools_call, ToolCall),
+                    Method("tasks/get", self._tasks_get, TaskRef),
+                    Method("tasks/result", self._tasks_result, TaskRef),
+                    Method("tasks/list", self._tasks_list, Page),
+                    Method("tasks/cancel", self._tasks_cancel, TaskRef),
+                ]
+            )
+        )
+
+    def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
+        return claims(headers, meta)
+
+    # -- sessions -------------------------------------------------------------
+
+    def before(self, call: Call) -> None:
+        if call.method != "initialize":
+            self._check_session(call)
+
+    def _check_session(self, call: Call) -> None:
+        """A session id we never issued, that expired, or that is someone else's: 404."""
+        session_id = call.headers.get("mcp-session-id")
+        if session_id is None:
+            return
+        session = None
+        if session_id and len(session_id) <= MAX_ID_LENGTH:
+            session = self._sessions.get_session(session_id)
+        if session is None or session.owner != call.owner:
+            raise TransportRejection(404, INVALID_REQUEST, "Session not found")
+
+    def handle_delete(self, call: Call) -> HttpReply:
+        session_id = call.headers.get("mcp-session-id")
+        if not session_id:
+            raise TransportRejection(400, INVALID_REQUEST, "Mcp-Session-Id required")
+        self._check_session(call)
+        self._sessions.delete_session(session_id)
+        return HttpReply(200)
+
+    def handle_get(self, call: Call) -> HttpReply:
+        """GET /mcp: resume a stream after ``Last-Event-ID``."""
+        last_event_id = call.headers.get("last-event-id")
+        if last_event_id and len(last_event_id) > MAX_ID_LENGTH:
+            raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
+        if not last_event_id:
+            # No standalone server-to-client stream: nothing is pushed outside a request.
+            return HttpReply(405, headers={"allow": "POST, DELETE"})
+        self._check_session(call)
+        stream = self._streams.resume(call.owner, last_event_id)
+        if stream is None:
+            raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
+        return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+
+    def client_response(self, message: ClientResponse, call: Call) -> None:
+        """An answer to an ``elicitation/create`` we sent on a tasks/result stream."""
+        target = w.parse_elicitation_id(message.id)
+        if target is None:
+            return
+        task_id, key = target
+        answer = message.result if isinstance(message.result, dict) else {"action": "cancel"}
+        try:
+            self._s.tasks.submit_input(call.owner, task_id, {key: answer})
+        except (TaskNotFound, PayloadTooLarge, DependencyFailure):
+            # A response has no reply channel; the task's own status tells the client.
+            return
+        self._s.audit("input_submitted", {"taskId": task_id, "owner": call.owner, "keys": [key]})
+
+    # -- methods -------------------------------------------------------------
+
+    def _initialize(self, call: Call, params: Initialize) -> HttpReply:
+        requested = params.protocolVersion
+        version = requested if requested in w.SUPPORTED_VERSIONS else w.PROTOCOL_VERSION
+        session_id = uuid.uuid4().hex
+        self._sessions.create_session(
+            Session(session_id, call.owner, version, self._clock() + self._session_ttl_ms)
+        )
+        tasks: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+        if call.owner != self._s.anonymous_owner:
+            # Listing is only safe when "whose tasks" has an answer.
+            tasks["list"] = {}
+        result = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}, "tasks": tasks},
+            "serverInfo": server_info(),
+        }
+        assert call.request is not None
+        body = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
+        return HttpReply(200, body, headers={"mcp-session-id": session_id})
+
+    def _tools_list(self, call: Call, params: Page) -> dict[str, Any]:
+        return {"tools": [t.describe(with_task_support=True) for t in self._s.tools]}
+
+    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        if params.task is not None:
+            if found.task_support == "forbidden":
+                raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
+            if run_prepare(found, arguments, {}).questions is not None:
+                raise RpcError(
+                    INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
+                )
+            record = create_task(
+                self._s,
+                call,
+                found,
+                arguments,
+                ttl_ms=params.task.ttl,
+                progress_token=params.progress_token(),
+            )
+            return w.create_task_result(record)
+        if found.task_support == "required":
+            raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
+        tool_ctx = ToolContext()
+        result = run_inline(found, arguments, tool_ctx)
+        if result.get("resultType") == "input_required":
+            return self._ask_on_the_call_stream(call, params, found, arguments)
+        if tool_ctx.stream_closed and _accepts_sse(call):
+            assert call.request is not None
+            message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
+            stream = self._streams.finished_call(call.owner, call.request.id, message, deliver=False)
+            return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+        return result
+
+    def _ask_on_the_call_stream(
+        self, call: Call, params: ToolCall, found: Tool, arguments: dict[str, Any]
+    ) -> HttpReply:
+        """A plain call to a tool that asks. This era has no inline form of a question,
+        so the call becomes a task and its own response stream does what tasks/result
+        would: ``elicitation/create`` (the answer is POSTed back and resumes the task),
+        then, on the resumed stream, the response to this call. Nothing on that stream
+        names the task (no related-task ``_meta``, no task status notifications): the
+        client asked for a plain call, and clients that track tasks would try to match
+        a task they never created. The tool runs again from the top in the task (asks
+        replay)."""
+        if found.task_support == "forbidden" or not _accepts_sse(call):
+            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+        assert call.request is not None
+        record = create_task(self._s, call, found, arguments, progress_token=params.progress_token())
+        stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
+        return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+
+    def _tasks_get(self, call: Call, params: TaskRef) -> dict[str, Any]:
+        return w.task_fields(self._s.tasks.get(call.owner, params.taskId))
+
+    def _tasks_result(self, call: Call, params: TaskRef) -> HttpReply:
+        record = self._s.tasks.get(call.owner, params.taskId)
+        assert call.request is not None
+        if record.status.terminal:
+            return HttpReply(200, w.payload_message(fetched(self._s, call, record), call.request.id))
+        # Not done: block by streaming, in pieces short enough for API Gateway.
+        stream = self._streams.open(call.owner, record, call.request.id)
+        return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+
+    def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:
+        if call.owner == self._s.anonymous_owner:
+            raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
+        records, next_cursor = self._s.tasks.list(call.owner, params.cursor)
+        result: dict[str, Any] = {"tasks": [w.task_fields(r) for r in records]}
+        if next_cursor:
+            result["nextCursor"] = next_cursor
+        return result
+
+    def _tasks_cancel(self, call: Call, params: TaskRef) -> dict[str, Any]:
+        outcome = self._s.tasks.cancel(call.owner, params.taskId)
+        record = outcome.record
+        if not outcome.cancelled_now:
+            raise RpcError(INVALID_PARAMS, f"Cannot cancel task: already {w.status_of(record)}")
+        self._s.audit(
+            "cancel_requested", {"taskId": params.taskId, "owner": call.owner, "status": record.status.value}
+        )
+        return w.task_fields(record)
+
+
+def _accepts_sse(call: Call) -> bool:
+    return "text/event-stream" in call.headers.get("accept", "")

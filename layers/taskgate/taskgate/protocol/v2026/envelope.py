@@ -1,0 +1,40 @@
+"""What every 2026-07-28 request must carry: the protocol version in a header and
+in ``_meta`` (agreeing), the client's capabilities in ``_meta``, and routing
+headers that agree with the body."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from ..errors import RpcError
+from ..headers import check_routing_headers
+from ..jsonrpc import Request
+from . import wire as w
+
+
+def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
+    """A request is 2026-07-28 when its header or its ``_meta`` says so."""
+    return headers.get("mcp-protocol-version") == w.PROTOCOL_VERSION or w.META_PROTOCOL_VERSION in meta
+
+
+def check_envelope(headers: Mapping[str, str], request: Request, name_field: str | None) -> None:
+    meta = request.meta
+    header_version = headers.get("mcp-protocol-version")
+    if header_version is None:
+        raise RpcError(HEADER_MISMATCH, "Header mismatch: the MCP-Protocol-Version header is required")
+    if w.META_PROTOCOL_VERSION not in meta or w.META_CLIENT_CAPABILITIES not in meta:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params: _meta must carry {w.META_PROTOCOL_VERSION} and {w.META_CLIENT_CAPABILITIES}",
+        )
+    if meta[w.META_PROTOCOL_VERSION] != header_version:
+        raise RpcError(HEADER_MISMATCH, "Header mismatch: MCP-Protocol-Version does not match _meta")
+    if header_version != w.PROTOCOL_VERSION:
+        raise RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": [w.PROTOCOL_VERSION], "requested": header_version},
+        )
+    check_routing_headers(headers, request, name_field)

@@ -1,0 +1,140 @@
+"""The 2026-07-28 era: its registry of methods and their handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from ...codes import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from ...tools.context import ToolContext
+from ..era import Call, Era, Method, MethodRegistry, Result
+from ..errors import RpcError
+from ..headers import check_param_headers
+from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
+from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from . import envelope
+from . import wire as w
+
+
+class Era2026(Era):
+    version = w.PROTOCOL_VERSION
+    # The statuses SEP-2575's transport fixes; handler errors travel with 200.
+    http_status: ClassVar[Mapping[int, int]] = {
+        PARSE_ERROR: 400,
+        INVALID_REQUEST: 400,
+        INVALID_PARAMS: 400,
+        HEADER_MISMATCH: 400,
+        MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+        UNSUPPORTED_PROTOCOL_VERSION: 400,
+        METHOD_NOT_FOUND: 404,
+    }
+
+    def __init__(self, services: Services) -> None:
+        self._s = services
+        super().__init__(
+            MethodRegistry(
+                [
+                    Method("server/discover", self._discover, NoParams),
+                    Method("ping", lambda call, params: {}, NoParams),
+                    Method("tools/list", self._tools_list, NoParams),
+                    Method("tools/call", self._tools_call, ToolCall, name_field="name"),
+                    Method("tasks/get", self._tasks_get, TaskRef, name_field="taskId"),
+                    Method("tasks/update", self._tasks_update, TaskAnswers, name_field="taskId"),
+                    Method("tasks/cancel", self._tasks_cancel, TaskRef, name_field="taskId"),
+                ]
+            )
+        )
+
+    def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
+        return envelope.claims(headers, meta)
+
+    def before(self, call: Call) -> None:
+        assert call.request is not None
+        method = self.methods.get(call.request.method)
+        envelope.check_envelope(call.headers, call.request, method.name_field if method else None)
+
+    def shape(self, method: Method, result: Result) -> Result:
+        # Every result of this era says what kind it is.
+        if isinstance(result, dict) and "resultType" not in result:
+            return {"resultType": "complete", **result}
+        return result
+
+    # -- methods ------------------------------------------------------------------
+
+    def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
+        return {
+            "supportedVersions": [w.PROTOCOL_VERSION],
+            "capabilities": {"tools": {}, "extensions": {w.EXTENSION: {}}},
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": {w.META_SERVER_INFO: server_info()},
+        }
+
+    def _tools_list(self, call: Call, params: NoParams) -> dict[str, Any]:
+        return {
+            "tools": [t.describe(with_task_support=True) for t in self._s.tools],
+            "ttlMs": 0,
+            "cacheScope": "private",
+        }
+
+    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any]:
+        found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        check_param_headers(call.headers, found.input_schema(), arguments)
+        declares = w.declares_tasks(params.meta or {})
+        if found.task_support == "required" and not declares:
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Missing required client capability: tool {found.name} runs only as a task",
+                w.missing_capability_data(),
+            )
+        answers = params.inputResponses or {}
+        if declares and found.task_support != "forbidden":
+            # Questions asked before the task exists are a plain input round (MRTR).
+            prepared = run_prepare(found, arguments, answers)
+            if prepared.questions is not None:
+                return {"resultType": "input_required", "inputRequests": prepared.questions}
+            record = create_task(self._s, call, found, arguments, answers=prepared.carried)
+            return w.create_task_result(record)
+        return run_inline(found, arguments, ToolContext(answers=answers))
+
+    def _require_tasks(self, call: Call) -> None:
+        if not w.declares_tasks(call.meta):
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                w.missing_capability_data(),
+            )
+
+    def _tasks_get(self, call: Call, params: TaskRef) -> dict[str, Any]:
+        self._require_tasks(call)
+        record = self._s.tasks.get(call.owner, params.taskId)
+        if record.status.terminal:
+            # In this era the result travels inline: this read is the fetch.
+            record = fetched(self._s, call, record)
+        return w.detailed_task(record)
+
+    def _tasks_update(self, call: Call, params: TaskAnswers) -> dict[str, Any]:
+        self._require_tasks(call)
+        self._s.tasks.submit_input(call.owner, params.taskId, params.inputResponses)
+        self._s.audit(
+            "input_submitted",
+            {"taskId": params.taskId, "owner": call.owner, "keys": sorted(params.inputResponses)},
+        )
+        return {}
+
+    def _tasks_cancel(self, call: Call, params: TaskRef) -> dict[str, Any]:
+        self._require_tasks(call)
+        record = self._s.tasks.cancel(call.owner, params.taskId).record
+        self._s.audit(
+            "cancel_requested", {"taskId": params.taskId, "owner": call.owner, "status": record.status.value}
+        )
+        # Acknowledged either way: in this era a cancel of a finished task is not an error.
+        return {}
