@@ -14,6 +14,9 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+# The bench shares the unit tier's in-memory fakes (tests/fakes.py).
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 TOOLS = ROOT / ".tools" / "bench"
 RESULTS = BENCH / "results"
 

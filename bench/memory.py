@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT
-from fakes import MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
+from tests.fakes import MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
 
 RSS_START_KIB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 

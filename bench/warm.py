@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, median, p90
-from fakes import CannedAws, MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
+from tests.fakes import CannedAws, MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
 
 from taskgate import wiring
 from taskgate.clock import now_ms
 from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
 from taskgate.http_app import create_app
-from taskgate.protocol.common import HttpReply
+from taskgate.protocol.era import HttpReply
 from taskgate.protocol.server import McpServer
 from taskgate.tools import Elicit
 
@@ -357,7 +357,8 @@ def adapter_rows(batch: int, settings: Any) -> list[Row]:
 
     from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
     from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
-    from taskgate.domain.service import Limits, TaskService
+    from taskgate.domain.results import ResultStore
+    from taskgate.domain.service import TaskService
 
     canned = CannedAws()
     session = boto3.session.Session(region_name="us-east-1")
@@ -366,19 +367,15 @@ def adapter_rows(batch: int, settings: Any) -> list[Row]:
     sfn = session.client("stepfunctions", config=config)
     canned.attach(ddb)
     canned.attach(sfn)
-    limits = Limits(
-        default_ttl_ms=settings.default_ttl_ms,
-        max_ttl_ms=settings.max_ttl_ms,
-        poll_interval_ms=settings.poll_interval_ms,
-        max_active_per_owner=settings.max_active_per_owner,
-        max_argument_bytes=settings.max_argument_bytes,
-        max_input_response_bytes=settings.max_input_response_bytes,
+    store = DynamoDBTaskStore(ddb, settings.task_table)
+    tasks = TaskService(
+        store,
+        StepFunctionsWorkflow(sfn, settings.state_machine_arn),
+        now_ms,
+        wiring.limits(settings),
+        ResultStore(None, max_inline_bytes=settings.max_inline_result_bytes),
     )
-    store = DynamoDBTaskStore(ddb, settings.table_name)
-    tasks = TaskService(store, StepFunctionsWorkflow(sfn, settings.state_machine_arn), now_ms, limits, None)
-    server = McpServer(
-        tasks, wiring.tools(), sessions=MemorySessionStore(), anonymous_owner=settings.anonymous_owner
-    )
+    server = wiring.build_mcp_server(tasks=tasks, session_store=MemorySessionStore())
     done = record(OWNERS[0])
     store.create(done)
     # Finish it by hand (CannedAws does not answer UpdateItem): a completed row with its result.

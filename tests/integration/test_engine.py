@@ -12,11 +12,12 @@ import boto3
 import pytest
 
 from taskgate import wiring
+from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from taskgate.clock import now_ms
 from taskgate.domain.model import Outcome, TaskStatus
 from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
-from tests.conftest import table_items
+from tests.integration.conftest import table_items
 from tests.mcp_client import Mcp
 
 
@@ -116,18 +117,31 @@ def test_update_on_a_working_task_is_acknowledged_and_ignored(mcp: Mcp) -> None:
     assert mcp.wait(task_id)["status"] == "completed"
 
 
-def test_cancel_while_working_stops_the_tool_and_stays_cancelled(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_cancel_while_working_stops_the_tool_and_stays_cancelled(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps_ended = threading.Event()
+    run_step = Worker.run_step
+
+    def watched(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+        try:
+            return run_step(self, task_id, remaining_ms)
+        finally:
+            steps_ended.set()
+
+    monkeypatch.setattr(Worker, "run_step", watched)
     task_id = mcp.call("slow_compute", {"seconds": 60, "label": "long"})["taskId"]
-    mcp.wait(task_id, {"working"})
-    started = time.monotonic()
+    # Cancel only once the tool runs (its first progress report is on the row).
+    deadline = time.monotonic() + 10
+    while not (mcp.get(task_id).get("statusMessage") or "").startswith("long:"):
+        assert time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.05)
     assert mcp.result("tasks/cancel", {"taskId": task_id}) == {"resultType": "complete"}
     assert mcp.get(task_id)["status"] == "cancelled"
-    assert time.monotonic() - started < 2
-    # The execution ends, far sooner than the tool's 60 s. (AWS reports it ABORTED;
-    # moto, when the stop lands mid-step, sometimes corrupts its own state stack and
-    # reports FAILED: see README, "The local runtime and moto".)
-    assert _wait_execution_ended(aws, task_id)["status"] in {"ABORTED", "SUCCEEDED", "FAILED"}
-    time.sleep(0.6)  # longer than the tool's progress interval: it must have noticed and quit
+    # The tool notices at its next progress report and returns, 60 s early.
+    assert steps_ended.wait(timeout=10), "the tool kept running after the cancel"
+    # Stopped, as AWS reports it (the local runtime mends moto's FAILED: moto_fixes, fix 2).
+    assert _wait_execution_ended(aws, task_id)["status"] == "ABORTED"
     final = mcp.get(task_id)
     assert final["status"] == "cancelled"
     assert "result" not in final
@@ -155,15 +169,20 @@ def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
     assert row is not None and row.status is TaskStatus.CANCELLED and row.result is None
 
 
-def test_cancel_while_input_required_ends_the_parked_execution(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_cancel_while_input_required_ends_the_parked_execution(
+    mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     task_id = mcp.call("confirm_delete", {"filename": "report.csv"})["taskId"]
     mcp.wait(task_id, {"input_required"})
     mcp.result("tasks/cancel", {"taskId": task_id})
     cancelled = mcp.get(task_id)
     assert cancelled["status"] == "cancelled"
     assert "inputRequests" not in cancelled
-    assert _wait_execution_ended(aws, task_id)["status"] != "RUNNING"
-    # An answer arriving after the cancel changes nothing.
+    # The stop ends the parked execution at once, as AWS does (no step was running).
+    assert _wait_execution_ended(aws, task_id)["status"] == "ABORTED"
+    # An answer arriving after the cancel changes nothing, and resumes nothing.
+    resumes: list[str] = []
+    monkeypatch.setattr(StepFunctionsWorkflow, "resume", lambda self, token: resumes.append(token) or True)
     mcp.result(
         "tasks/update",
         {
@@ -171,8 +190,8 @@ def test_cancel_while_input_required_ends_the_parked_execution(mcp: Mcp, aws: Em
             "inputResponses": {"confirm_delete": {"action": "accept", "content": {"confirm": True}}},
         },
     )
-    time.sleep(0.3)
     assert mcp.get(task_id)["status"] == "cancelled"
+    assert resumes == []
 
 
 def test_expired_task_is_gone_before_dynamodb_deletes_it(

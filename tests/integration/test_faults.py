@@ -17,8 +17,8 @@ import pytest
 from taskgate import wiring
 from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
-from tests.conftest import table_items
 from tests.faults import Faults
+from tests.integration.conftest import table_items
 from tests.mcp_client import Mcp
 
 MATRIX: list[tuple[str, str, str, str]] = []

@@ -46,7 +46,7 @@ from taskgate.http_app import create_app
 from taskgate.local import moto_fixes
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import REGION, EmbeddedAws
-from tests.conftest import DEV_TOKENS
+from tests.integration.conftest import DEV_TOKENS
 from tests.mcp_client import PROTOCOL, envelope, headers_for
 
 # -- run size and totals ------------------------------------------------------

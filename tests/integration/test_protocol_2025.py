@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from taskgate import wiring
 from taskgate.local.runtime import EmbeddedAws
-from tests.conftest import table_items
+from tests.integration.conftest import table_items
 from tests.mcp_client import Legacy, parse_sse
 
 RELATED = "io.modelcontextprotocol/related-task"

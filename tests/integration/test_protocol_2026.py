@@ -7,7 +7,7 @@ import re
 from starlette.testclient import TestClient
 
 from taskgate.local.runtime import EmbeddedAws
-from tests.conftest import owner_client, table_items
+from tests.integration.conftest import owner_client, table_items
 from tests.mcp_client import TASKS_EXT, Mcp, headers_for
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")

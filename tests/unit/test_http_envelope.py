@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from taskgate.local.runtime import EmbeddedAws
-from tests.conftest import table_items
+from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 
 
@@ -65,11 +64,11 @@ def test_get_without_a_stream_to_resume_and_delete_without_a_session(http: TestC
     assert http.delete("/mcp", headers={"mcp-session-id": "never-issued"}).status_code == 404
 
 
-def test_oversized_body_is_refused_before_parsing(http: TestClient, aws: EmbeddedAws) -> None:
+def test_oversized_body_is_refused_before_parsing(http: TestClient, world: World) -> None:
     huge = json.dumps(envelope("tools/call", {"name": "greet", "arguments": {"name": "x" * 2_000_000}}, 1))
     status, payload = _post(http, huge.encode(), headers_for("tools/call", {"name": "greet"}))
     assert status == 413 and payload["error"]["code"] == -32600
-    assert table_items(aws) == []
+    assert world.store.records == {}
 
 
 def test_unknown_method_is_32601(http: TestClient) -> None:
@@ -84,7 +83,7 @@ def _call(
     return _post(http, envelope("tools/call", params, 1), headers)
 
 
-def test_routing_headers_must_match_the_body(http: TestClient, aws: EmbeddedAws) -> None:
+def test_routing_headers_must_match_the_body(http: TestClient, world: World) -> None:
     good = headers_for("tools/call", {"name": "greet"})
     assert _call(http, good)[0] == 200
     for bad in (
@@ -98,7 +97,7 @@ def test_routing_headers_must_match_the_body(http: TestClient, aws: EmbeddedAws)
         assert (status, payload["error"]["code"]) == (400, -32020), bad
     # Optional whitespace around a header value is not part of it (RFC 9110).
     assert _call(http, {**good, "mcp-name": "  greet "})[0] == 200
-    assert table_items(aws) == []
+    assert world.store.records == {}
 
 
 def test_tasks_methods_check_mcp_name_against_the_task_id(http: TestClient) -> None:

@@ -18,6 +18,7 @@ from .config import Settings
 from .domain.limits import Limits
 from .domain.results import ResultStore
 from .domain.service import TaskService
+from .domain.sessions import SessionStore
 from .domain.sweeper import Sweeper
 from .domain.worker import Worker
 from .protocol.server import McpServer
@@ -77,23 +78,26 @@ def task_service() -> TaskService:
     return TaskService(store(), workflow(), now_ms, limits(settings()), results())
 
 
-def build_mcp_server(audit: AuditHook | None = None) -> McpServer:
+def build_mcp_server(
+    audit: AuditHook | None = None,
+    *,
+    tasks: TaskService | None = None,
+    session_store: SessionStore | None = None,
+) -> McpServer:
+    """The server every function and the local runtime use; ``tasks`` and
+    ``session_store`` replace the AWS-backed ones (the bench measures on fakes)."""
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
-    services = Services(task_service(), tools(), hook, s.anonymous_owner)
+    kept = session_store or sessions()
+    services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
     streams = ResultStreams(
-        services.tasks,
-        sessions(),
-        budget_seconds=s.stream_max_seconds,
-        log_retention_ms=s.stream_log_ttl_ms,
+        services.tasks, kept, budget_seconds=s.stream_max_seconds, log_retention_ms=s.stream_log_ttl_ms
     )
     # The order is the order eras are asked; 2025 serves whatever carries no later mark.
     return McpServer(
         [
             Era2026(services),
-            Era2025(
-                services, sessions=sessions(), streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms
-            ),
+            Era2025(services, sessions=kept, streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms),
         ],
         audit=hook,
     )

@@ -9,6 +9,9 @@ moto exactly as it talks to AWS.
 2. ``stop_execution`` on an execution parked on a task token leaves it RUNNING
    (the callback keeps waiting). AWS stops it at once; we wake the callback.
    On an execution that already ended, moto raises; AWS does not, nor do we.
+   A stop that lands while a step runs can leave moto's program in an error
+   state, reported FAILED; AWS reports every stopped execution ABORTED, and so
+   do we.
 3. Lambda invocation needs a Docker engine. We run the real worker handler
    in-process instead, through the one method every invocation passes.
 4. A Catch whose ``Next`` is the state that failed (RunTool's continue loop) ends
@@ -72,12 +75,25 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
             # Already finished: AWS answers a stop of an ended execution quietly;
             # moto 5.2 raises AttributeError.
             return
+        self.taskgate_stopped = True
         original_stop(self, stop_date, error, cause)
         pool = getattr(env, "callback_pool_manager", None)
         for endpoint in list(getattr(pool, "_pool", {}).values()):
             endpoint.interrupt_all()
 
     Execution.stop = stop  # type: ignore[method-assign]
+
+    from moto.stepfunctions.parser.api import ExecutionStatus
+    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+    original_reflect = BaseExecutionWorkerCommunication._reflect_execution_status
+
+    def reflect(self: Any) -> None:
+        original_reflect(self)  # type: ignore[no-untyped-call]
+        if getattr(self.execution, "taskgate_stopped", False):
+            self.execution.exec_status = ExecutionStatus.ABORTED
+
+    BaseExecutionWorkerCommunication._reflect_execution_status = reflect  # type: ignore[method-assign]
 
     def invoke_in_process(self: Any, event: Any = None) -> tuple[str, bool, str]:
         payload = json.loads(event) if isinstance(event, (str, bytes)) else (event or {})

@@ -47,6 +47,7 @@ class ResultStreams:
         poll_seconds: float = 0.25,
         retry_ms: int = 500,
         sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._tasks = tasks
         self._store = store
@@ -55,6 +56,7 @@ class ResultStreams:
         self._retry_ms = retry_ms
         self._log_retention_ms = log_retention_ms
         self._sleep = sleep
+        self._monotonic = monotonic
 
     def open(
         self, owner: str, record: TaskRecord, request_id: Any, *, hide_task: bool = False
@@ -122,7 +124,7 @@ class ResultStreams:
         # written only for what must not be lost (questions and the response).
         seen_status: str | None = None
         seen_message: str | None = None
-        deadline = time.monotonic() + self._budget
+        deadline = self._monotonic() + self._budget
         while True:
             try:
                 record: TaskRecord | None = self._tasks.get(state.owner, state.task_id)
@@ -161,7 +163,7 @@ class ResultStreams:
                     yield sse_event(f"{state.stream_id}:{offset}", message)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
-            if time.monotonic() >= deadline:
+            if self._monotonic() >= deadline:
                 return
             self._sleep(self._poll)
 

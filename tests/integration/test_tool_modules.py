@@ -22,6 +22,8 @@ def served(tool_modules: str | None) -> list[tuple[str, str]]:
     env = {k: v for k, v in os.environ.items() if k != "TOOL_MODULES"}
     if tool_modules is not None:
         env["TOOL_MODULES"] = tool_modules
+    # Settings are validated as a function starts; these two have no default.
+    env.update(TASK_TABLE="taskgate-tasks", STATE_MACHINE_ARN="arn:aws:states:us-east-1:1:stateMachine:t")
     env["PYTHONPATH"] = os.pathsep.join(str(ROOT / p) for p in ("layers/taskgate", "layers/tools"))
     done = subprocess.run(
         [

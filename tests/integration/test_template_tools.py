@@ -1,0 +1,100 @@
+"""template.yaml through the real tools: sam validate --lint, cfn-lint, sam build."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+
+
+def _run(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "SAM_CLI_TELEMETRY": "0"}
+    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, **kwargs)  # type: ignore[call-overload]
+
+
+def test_sam_validate_lint_is_clean() -> None:
+    done = _run(str(BIN / "sam"), "validate", "--lint")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "is a valid SAM Template" in done.stdout + done.stderr
+
+
+def test_cfn_lint_is_clean() -> None:
+    done = _run(str(BIN / "cfn-lint"), "template.yaml")
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stdout + done.stderr
+
+
+def _tree(path: pathlib.Path) -> dict[str, float]:
+    return {str(p.relative_to(path)): p.stat().st_mtime for p in path.rglob("*")} if path.exists() else {}
+
+
+def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
+    build = tmp_path / "build"
+    # A developer's own build output must come through this test untouched.
+    own_build = ROOT / ".aws-sam"
+    before = _tree(own_build)
+    done = _run(
+        str(BIN / "sam"),
+        "build",
+        "--no-cached",
+        "--build-dir",
+        str(build),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert _tree(own_build) == before
+    layer = build / "TaskgateLayer" / "python"
+    assert (layer / "taskgate" / "protocol" / "server.py").exists()
+    # Development-only code (moto patches, the dev authorizer, uvicorn) never ships.
+    assert not (layer / "taskgate" / "local").exists()
+    assert not list(layer.rglob("taskgate/local*"))
+    assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
+    assert (build / "ToolsLayer" / "python" / "taskgate_conformance.py").exists()
+    assert (build / "ApiFunction" / "api_handler.py").exists()
+    _assert_ships_bytecode(layer)
+    _assert_ships_bytecode(build / "ToolsLayer" / "python")
+    # Python takes the shipped bytecode even when the source looks newer, as the
+    # zip round trip may leave it: nothing is compiled at a cold start.
+    (layer / "taskgate" / "clock.py").touch()
+    loaded = subprocess.run(
+        [sys.executable, "-v", "-c", "import taskgate.clock"],
+        env={"PYTHONPATH": str(layer), "PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        f"code object from '{layer / 'taskgate' / '__pycache__' / 'clock.cpython-313.pyc'}'" in loaded.stderr
+    )
+
+
+def _assert_ships_bytecode(site: pathlib.Path) -> None:
+    """Every module in a built layer has unchecked-hash bytecode for the runtime's
+    Python, naming its /opt/python path (so tracebacks point where Lambda has it)."""
+    import importlib.util
+    import marshal
+
+    sources = list(site.rglob("*.py"))
+    assert sources
+    tag = sys.implementation.cache_tag
+    for source in sources:
+        pyc = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        assert pyc.exists(), f"no bytecode shipped for {source.relative_to(site)}"
+        data = pyc.read_bytes()
+        assert data[:4] == importlib.util.MAGIC_NUMBER
+        assert int.from_bytes(data[4:8], "little") == 0b01, f"{pyc} is not unchecked-hash"
+    sample = next(s for s in sources if s.name != "__init__.py")
+    code = marshal.loads((sample.parent / "__pycache__" / f"{sample.stem}.{tag}.pyc").read_bytes()[16:])
+    assert code.co_filename == f"/opt/python/{sample.relative_to(site)}"
+
+
+@pytest.mark.parametrize("env", ["default", "dev", "prod"])
+def test_samconfig_environments_validate(env: str) -> None:
+    done = _run(str(BIN / "sam"), "validate", "--lint", "--config-env", env)
+    assert done.returncode == 0, done.stdout + done.stderr
