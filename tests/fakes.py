@@ -436,7 +436,7 @@ class World:
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(
-            self.store, self.tools, self.clock, self.results, max_runtime_ms=0, yield_margin_ms=0
+            self.store, self.tools, self.clock, self.results, max_runtime_ms=0, yield_margin_ms=60_000
         )
         self.sweeper = Sweeper(
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0

@@ -1,0 +1,159 @@
+"""The DynamoDB store's condition expressions, and the state machine's own writes
+(AwaitInput's park, RecordFailure), allow exactly what the domain's transition
+table allows: every operation from every status, against moto."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import boto3
+import pytest
+
+from taskgate import wiring
+from taskgate.adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
+from taskgate.domain.errors import TransitionRejected
+from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
+from taskgate.domain.transitions import Op
+from taskgate.local.runtime import EmbeddedAws
+from tests.transition_matrix import CASES, QUESTIONS, TOKEN, verdict
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+NOW = 1_800_000_000_000
+ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+ASL = json.loads((ROOT / "statemachines" / "task.asl.json").read_text())
+
+
+def _state_write(state: str, table: str, task_id: str) -> dict[str, Any]:
+    """The UpdateItem a state of task.asl.json sends, with its JSONPath values filled in."""
+    params = json.loads(json.dumps(ASL["States"][state]["Parameters"]))
+    filled = {
+        "$.taskId": task_id,
+        "$$.Task.Token": "token-2",
+        "$$.State.EnteredTime": "2027-01-15T08:00:00.000Z",
+    }
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key.endswith(".$"):
+                    if value.startswith("States.Format"):
+                        out[key[:-2]] = "The task failed outside the tool: Test"
+                    else:
+                        out[key[:-2]] = filled[value]
+                else:
+                    out[key] = fill(value)
+            return out
+        return node
+
+    params = fill(params)
+    params["TableName"] = table
+    return params
+
+
+class DynamoUnderTest:
+    def __init__(self, aws: EmbeddedAws, *, park_by: str = "AwaitInput", fail_by: str = "adapter") -> None:
+        self.ddb = boto3.client("dynamodb", region_name="us-east-1")
+        self.table = aws.table_name
+        self.store = DynamoDBTaskStore(self.ddb, self.table)
+        self._n = 0
+        self._fail_by = fail_by
+
+    def seed(self, status: TaskStatus) -> str:
+        self._n += 1
+        task_id = f"00000000-0000-4000-8000-{self._n:012d}"
+        self.store.create(
+            TaskRecord(
+                task_id=task_id,
+                owner="o",
+                tool="t",
+                arguments={},
+                status=status,
+                created_at_ms=NOW,
+                last_updated_at_ms=NOW,
+                ttl_ms=60_000,
+                poll_interval_ms=1000,
+                expires_at_ms=NOW + 60_000,
+                retention_ms=60_000,
+            )
+        )
+        sets, values = [], {}
+        if status in ACTIVE:
+            sets.append("inputRequests = :q")
+            values[":q"] = input_requests_attribute(QUESTIONS)
+        if status is TaskStatus.INPUT_REQUIRED:
+            sets.append("taskToken = :t")
+            values[":t"] = {"S": TOKEN}
+        if sets:
+            self.ddb.update_item(
+                TableName=self.table,
+                Key={"taskId": {"S": task_id}},
+                UpdateExpression="SET " + ", ".join(sets),
+                ExpressionAttributeValues=values,
+            )
+        return task_id
+
+    def apply(self, op: Op, task_id: str) -> bool:
+        s = self.store
+        try:
+            if op is Op.PROGRESS:
+                s.report_progress(task_id, "m", NOW, ALIVE)
+            elif op is Op.ASK:
+                s.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
+            elif op is Op.PARK:
+                return self._state("AwaitInput", task_id)
+            elif op is Op.ANSWER:
+                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
+            elif op is Op.RESUME:
+                s.answer_inputs(
+                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
+                )
+            elif op is Op.CHECKPOINT:
+                s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
+            elif op is Op.FAIL and self._fail_by == "RecordFailure":
+                return self._state("RecordFailure", task_id)
+            elif op in (Op.COMPLETE, Op.FAIL):
+                status = TaskStatus.COMPLETED if op is Op.COMPLETE else TaskStatus.FAILED
+                return s.finish(
+                    task_id,
+                    status=status,
+                    outcome=Outcome.SUCCESS,
+                    result=None,
+                    error=None,
+                    message=None,
+                    now_ms=NOW,
+                    alive=ALIVE,
+                )
+            elif op is Op.CANCEL:
+                s.cancel(task_id, "m", NOW, ALIVE)
+        except TransitionRejected:
+            return False
+        return True
+
+    def _state(self, state: str, task_id: str) -> bool:
+        try:
+            self.ddb.update_item(**_state_write(state, self.table, task_id))
+        except self.ddb.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def status(self, task_id: str) -> TaskStatus:
+        record = self.store.get(task_id)
+        assert record is not None
+        return record.status
+
+
+@pytest.mark.parametrize(("op", "start"), CASES, ids=[f"{op}-{s}" for op, s in CASES])
+def test_dynamodb_follows_the_table(aws: EmbeddedAws, op: Op, start: TaskStatus) -> None:
+    assert verdict(DynamoUnderTest(aws), op, start).problems() == []
+
+
+@pytest.mark.parametrize("start", list(TaskStatus))
+def test_the_state_machines_record_failure_follows_the_table(aws: EmbeddedAws, start: TaskStatus) -> None:
+    assert verdict(DynamoUnderTest(aws, fail_by="RecordFailure"), Op.FAIL, start).problems() == []
+
+
+def test_the_adapter_is_the_one_wiring_uses(aws: EmbeddedAws) -> None:
+    assert isinstance(wiring.store(), DynamoDBTaskStore)

@@ -1,0 +1,112 @@
+"""The in-memory store honours the domain's transition table, operation by operation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from taskgate.domain.errors import TransitionRejected
+from taskgate.domain.model import ACTIVE, TERMINAL, Expiry, Outcome, TaskRecord, TaskStatus
+from taskgate.domain.transitions import TRANSITIONS, Op, allowed, check
+from tests.fakes import MemoryTaskStore
+from tests.transition_matrix import CASES, QUESTIONS, TOKEN, covered, verdict
+
+NOW = 1_800_000_000_000
+ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+
+
+class FakeUnderTest:
+    def __init__(self) -> None:
+        self.store = MemoryTaskStore()
+        self._n = 0
+
+    def seed(self, status: TaskStatus) -> str:
+        self._n += 1
+        record = TaskRecord(
+            task_id=f"t{self._n}",
+            owner="o",
+            tool="t",
+            arguments={},
+            status=status,
+            created_at_ms=NOW,
+            last_updated_at_ms=NOW,
+            ttl_ms=60_000,
+            poll_interval_ms=1000,
+            expires_at_ms=NOW + 60_000,
+            retention_ms=60_000,
+            input_requests=dict(QUESTIONS) if status in ACTIVE else {},
+            task_token=TOKEN if status is TaskStatus.INPUT_REQUIRED else None,
+        )
+        self.store.put(record)
+        return record.task_id
+
+    def apply(self, op: Op, task_id: str) -> bool:
+        s = self.store
+        try:
+            if op is Op.PROGRESS:
+                s.report_progress(task_id, "m", NOW, ALIVE)
+            elif op is Op.ASK:
+                s.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
+            elif op is Op.PARK:
+                s.park(task_id, "token-2", NOW)
+            elif op is Op.ANSWER:
+                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
+            elif op is Op.RESUME:
+                s.answer_inputs(
+                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
+                )
+            elif op is Op.CHECKPOINT:
+                s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
+            elif op in (Op.COMPLETE, Op.FAIL):
+                status = TaskStatus.COMPLETED if op is Op.COMPLETE else TaskStatus.FAILED
+                return s.finish(
+                    task_id,
+                    status=status,
+                    outcome=Outcome.SUCCESS,
+                    result=None,
+                    error=None,
+                    message=None,
+                    now_ms=NOW,
+                    alive=ALIVE,
+                )
+            elif op is Op.CANCEL:
+                s.cancel(task_id, "m", NOW, ALIVE)
+        except TransitionRejected:
+            return False
+        return True
+
+    def status(self, task_id: str) -> TaskStatus:
+        return self.store.records[task_id].status
+
+
+@pytest.mark.parametrize(("op", "start"), CASES, ids=[f"{op}-{s}" for op, s in CASES])
+def test_the_fake_store_follows_the_table(op: Op, start: TaskStatus) -> None:
+    assert verdict(FakeUnderTest(), op, start).problems() == []
+
+
+def test_the_matrix_covers_every_operation() -> None:
+    assert covered()
+
+
+def test_terminal_never_changes_and_only_working_parks() -> None:
+    for op in Op:
+        for status in TERMINAL:
+            assert not allowed(op, status), (op, status)
+    assert TRANSITIONS[Op.PARK].sources == {TaskStatus.WORKING}
+    with pytest.raises(TransitionRejected):
+        check(Op.CANCEL, "t", TaskStatus.COMPLETED)
+
+
+def test_the_check_catches_a_store_that_allows_too_much() -> None:
+    """The matrix is not a tautology: a fake whose cancel ignores the table fails it."""
+
+    class Lax(FakeUnderTest):
+        def apply(self, op: Op, task_id: str) -> bool:
+            if op is Op.CANCEL:
+                record = self.store.records[task_id]
+                self.store.put(dataclasses.replace(record, status=TaskStatus.CANCELLED))
+                return True
+            return super().apply(op, task_id)
+
+    assert verdict(Lax(), Op.CANCEL, TaskStatus.COMPLETED).problems()
