@@ -511,6 +511,8 @@ class World:
         from tests.mcp_client import Mcp
 
         def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
+            # Executions run between requests, as the state machine runs beside the API.
+            self.settle()
             reply = self.server.handle(body, headers, owner)
             if reply.stream is not None:
                 return reply.status, "".join(reply.stream)

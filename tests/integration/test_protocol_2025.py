@@ -13,6 +13,7 @@ from taskgate import wiring
 from taskgate.local.runtime import EmbeddedAws
 from tests.integration.conftest import table_items
 from tests.mcp_client import Legacy, parse_sse
+from tests.sse import over_streams, result_over_streams
 
 RELATED = "io.modelcontextprotocol/related-task"
 
@@ -30,44 +31,6 @@ def _wait_status(client: Legacy, task_id: str, statuses: set[str], timeout: floa
         assert time.monotonic() < deadline, task
         time.sleep(0.05)
     return task
-
-
-def _result_over_streams(
-    client: Legacy, task_id: str, answer: dict[str, Any] | None = None, limit: int = 40
-) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """tasks/result as a client does it: POST, then GET with Last-Event-ID until the response."""
-    return _over_streams(client, "tasks/result", {"taskId": task_id}, answer, limit)
-
-
-def _over_streams(
-    client: Legacy,
-    method: str,
-    params: dict[str, Any],
-    answer: dict[str, Any] | None = None,
-    limit: int = 40,
-) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
-    """A request whose response may come over SSE: POST, answer any elicitation, then GET
-    with Last-Event-ID until the response arrives."""
-    resp = client.post(method, params)
-    streams: list[list[dict[str, Any]]] = []
-    last: str | None = None
-    for _ in range(limit):
-        if resp.headers["content-type"].startswith("application/json"):
-            return resp.json(), streams
-        assert resp.headers["content-type"].startswith("text/event-stream")
-        events = parse_sse(resp.text)
-        streams.append(events)
-        for event in events:
-            message = event["data"]
-            if message and message.get("method") == "elicitation/create" and answer is not None:
-                assert client.answer(message["id"], answer) == 202
-            if message and ("result" in message or "error" in message):
-                return message, streams
-        # A stream may carry only unlogged notifications: resume from the last id seen anywhere.
-        last = ([e["id"] for e in events if e["id"]] or [last])[-1]
-        assert last is not None
-        resp = client.resume(last)
-    raise AssertionError("no response after many streams")
 
 
 def test_initialize_negotiates_and_stores_a_session(http: TestClient, aws: EmbeddedAws) -> None:
@@ -180,7 +143,7 @@ def test_tasks_result_blocks_across_resumed_streams(legacy: Legacy) -> None:
         "tools/call", {"name": "slow_compute", "arguments": {"seconds": 3.5}, "task": {}}
     )["task"]["taskId"]
     started = time.monotonic()
-    message, streams = _result_over_streams(legacy, task_id)
+    message, streams = result_over_streams(legacy, task_id)
     assert message["result"]["content"][0]["text"] == "compute finished after 3.5 seconds"
     assert message["result"]["_meta"][RELATED] == {"taskId": task_id}
     assert time.monotonic() - started >= 3
@@ -202,7 +165,7 @@ def test_input_required_arrives_as_elicitation_on_the_result_stream(legacy: Lega
     )["task"]["taskId"]
     _wait_status(legacy, task_id, {"input_required"})
     answer = {"action": "accept", "content": {"confirm": True}}
-    message, streams = _result_over_streams(legacy, task_id, answer)
+    message, streams = result_over_streams(legacy, task_id, answer)
     asked = [
         e["data"] for s in streams for e in s if e["data"] and e["data"].get("method") == "elicitation/create"
     ]
@@ -218,7 +181,7 @@ def test_a_plain_call_to_a_tool_that_asks_elicits_on_its_own_stream(legacy: Lega
     names the task the client never asked for."""
     call = {"name": "confirm_delete", "arguments": {"filename": "plain.txt"}}
     answer = {"action": "accept", "content": {"confirm": True}}
-    message, streams = _over_streams(legacy, "tools/call", call, answer)
+    message, streams = over_streams(legacy, "tools/call", call, answer)
     sent = [e["data"] for s in streams for e in s if e["data"]]
     asked = [m for m in sent if m.get("method") == "elicitation/create"]
     assert [a["params"]["message"] for a in asked] == ["Delete plain.txt?"]
@@ -247,7 +210,7 @@ def test_a_declined_elicitation_is_an_answer_too(legacy: Legacy) -> None:
         "tools/call", {"name": "confirm_delete", "arguments": {"filename": "keep.txt"}, "task": {}}
     )["task"]["taskId"]
     _wait_status(legacy, task_id, {"input_required"})
-    message, _ = _result_over_streams(legacy, task_id, {"action": "decline"})
+    message, _ = result_over_streams(legacy, task_id, {"action": "decline"})
     assert message["result"]["content"][0]["text"] == "Kept keep.txt"
 
 
@@ -261,7 +224,7 @@ def test_progress_token_lives_for_the_task(legacy: Legacy) -> None:
             "_meta": {"progressToken": "tok-1"},
         },
     )
-    message, streams = _result_over_streams(legacy, created["task"]["taskId"])
+    message, streams = result_over_streams(legacy, created["task"]["taskId"])
     assert message["result"]["isError"] is False
     progress = [
         e["data"]["params"]

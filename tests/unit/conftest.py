@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 
 from taskgate.http_app import create_app
 from tests.fakes import World
+from tests.mcp_client import Mcp
 
 
 class NetworkBlocked(RuntimeError):
@@ -38,6 +39,11 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def world() -> World:
     return World()
+
+
+@pytest.fixture
+def mcp(world: World) -> Mcp:
+    return world.mcp()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The 2026-07-28 tasks extension as a client sees it over POST /mcp (moto + the real ASL)."""
+"""The 2026-07-28 tasks extension as a client sees it, on the fakes (the moto and
+real-state-machine runs of the same flows are in tests/integration/test_engine.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import re
 
 from starlette.testclient import TestClient
 
-from taskgate.local.runtime import EmbeddedAws
-from tests.integration.conftest import owner_client, table_items
+from tests.fakes import World
 from tests.mcp_client import TASKS_EXT, Mcp, headers_for
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
@@ -53,7 +53,7 @@ def test_plain_tool_call_returns_a_complete_result(mcp: Mcp) -> None:
     }
 
 
-def test_task_tool_returns_a_flat_create_task_result_and_the_row_exists(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_task_tool_returns_a_flat_create_task_result_and_the_row_exists(mcp: Mcp, world: World) -> None:
     created = mcp.call("slow_compute", {"seconds": 0.2, "label": "flat"})
     assert created["resultType"] == "task"
     assert set(created) >= {"taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"}
@@ -63,21 +63,21 @@ def test_task_tool_returns_a_flat_create_task_result_and_the_row_exists(mcp: Mcp
     assert created["ttlMs"] == 3_600_000 and created["pollIntervalMs"] == 1_000
     # Write-through: the very next read resolves.
     assert mcp.get(created["taskId"])["taskId"] == created["taskId"]
-    assert [i["taskId"]["S"] for i in table_items(aws)] == [created["taskId"]]
+    assert list(world.store.records) == [created["taskId"]]
 
 
-def test_task_tool_without_the_extension_runs_inline(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_task_tool_without_the_extension_runs_inline(mcp: Mcp, world: World) -> None:
     result = mcp.call("slow_compute", {"seconds": 0, "label": "sync"}, tasks=False)
     assert result["resultType"] == "complete"
     assert result["content"][0]["text"] == "sync finished after 0 seconds"
-    assert table_items(aws) == []
+    assert list(world.store.records.values()) == []
 
 
-def test_task_required_tool_without_the_extension_is_32021(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_task_required_tool_without_the_extension_is_32021(mcp: Mcp, world: World) -> None:
     body = mcp.request("tools/call", {"name": "failing_job", "arguments": {}}, tasks=False)
     assert body["error"]["code"] == -32021
     assert body["error"]["data"] == {"requiredCapabilities": {"extensions": {TASKS_EXT: {}}}}
-    assert table_items(aws) == []
+    assert list(world.store.records.values()) == []
 
 
 def test_tasks_methods_without_the_extension_are_32021(mcp: Mcp) -> None:
@@ -92,8 +92,8 @@ def test_tasks_result_and_list_do_not_exist_in_this_era(mcp: Mcp) -> None:
         assert body["error"]["code"] == -32601, method
 
 
-def test_unknown_and_foreign_tasks_look_the_same(mcp: Mcp, aws: EmbeddedAws) -> None:
-    alice, bob = owner_client("alice"), owner_client("bob")
+def test_unknown_and_foreign_tasks_look_the_same(mcp: Mcp, world: World) -> None:
+    alice, bob = world.mcp("alice"), world.mcp("bob")
     task_id = alice.call("slow_compute", {"seconds": 0.1})["taskId"]
     unknown = mcp.request("tasks/get", {"taskId": "00000000-0000-4000-8000-000000000000"})
     foreign = bob.request("tasks/get", {"taskId": task_id})
@@ -104,13 +104,13 @@ def test_unknown_and_foreign_tasks_look_the_same(mcp: Mcp, aws: EmbeddedAws) -> 
     assert alice.wait(task_id)["status"] == "completed"
 
 
-def test_invalid_arguments_are_32602_and_store_nothing(mcp: Mcp, aws: EmbeddedAws) -> None:
+def test_invalid_arguments_are_32602_and_store_nothing(mcp: Mcp, world: World) -> None:
     body = mcp.request("tools/call", {"name": "slow_compute", "arguments": {"seconds": "soon"}})
     assert body["error"]["code"] == -32602
     assert body["error"]["data"]["errors"][0]["path"] == ["seconds"]
     assert mcp.request("tools/call", {"name": "no_such_tool", "arguments": {}})["error"]["code"] == -32602
     assert mcp.request("tools/call", {"name": "greet", "arguments": [1]})["error"]["code"] == -32602
-    assert table_items(aws) == []
+    assert list(world.store.records.values()) == []
 
 
 def test_tasks_get_without_a_task_id_is_32602(mcp: Mcp) -> None:

@@ -1,0 +1,46 @@
+"""A 2025-11-25 client's side of a response that may come over SSE: POST, answer
+any elicitation it carries, resume with Last-Event-ID until the response arrives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.mcp_client import Legacy, parse_sse
+
+
+def result_over_streams(
+    client: Legacy, task_id: str, answer: dict[str, Any] | None = None, limit: int = 40
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """tasks/result as a client does it: POST, then GET with Last-Event-ID until the response."""
+    return over_streams(client, "tasks/result", {"taskId": task_id}, answer, limit)
+
+
+def over_streams(
+    client: Legacy,
+    method: str,
+    params: dict[str, Any],
+    answer: dict[str, Any] | None = None,
+    limit: int = 40,
+) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """A request whose response may come over SSE: POST, answer any elicitation, then GET
+    with Last-Event-ID until the response arrives."""
+    resp = client.post(method, params)
+    streams: list[list[dict[str, Any]]] = []
+    last: str | None = None
+    for _ in range(limit):
+        if resp.headers["content-type"].startswith("application/json"):
+            return resp.json(), streams
+        assert resp.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(resp.text)
+        streams.append(events)
+        for event in events:
+            message = event["data"]
+            if message and message.get("method") == "elicitation/create" and answer is not None:
+                assert client.answer(message["id"], answer) == 202
+            if message and ("result" in message or "error" in message):
+                return message, streams
+        # A stream may carry only unlogged notifications: resume from the last id seen anywhere.
+        last = ([e["id"] for e in events if e["id"]] or [last])[-1]
+        assert last is not None
+        resp = client.resume(last)
+    raise AssertionError("no response after many streams")

@@ -1,0 +1,149 @@
+"""The 2025-11-25 era on the fakes: sessions, nested task results, tasks/result over
+resumable SSE with elicitation, plain calls that ask on their own stream. (The
+same flows on DynamoDB and the real state machine: tests/integration/test_protocol_2025.py.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.fakes import World
+from tests.mcp_client import Legacy
+from tests.sse import over_streams, result_over_streams
+
+RELATED = "io.modelcontextprotocol/related-task"
+
+
+@pytest.fixture
+def legacy(http: TestClient) -> Legacy:
+    client = Legacy(http)
+    client.initialize()
+    return client
+
+
+def _task(legacy: Legacy, name: str, arguments: dict[str, Any], **task: Any) -> str:
+    return legacy.result("tools/call", {"name": name, "arguments": arguments, "task": task})["task"]["taskId"]  # type: ignore[no-any-return]
+
+
+def test_initialize_opens_a_session_that_belongs_to_its_caller(http: TestClient, world: World) -> None:
+    client = Legacy(http)
+    result = client.initialize()
+    assert result["protocolVersion"] == "2025-11-25"
+    assert result["capabilities"]["tasks"] == {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert result["serverInfo"]["name"] == "taskgate"
+    assert client.session_id in world.sessions.sessions
+    # Another caller presenting it, or an id never issued, is 404.
+    resp = world.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"mcp-session-id": client.session_id}, "bob"
+    )
+    assert (
+        resp.status == 404 and resp.body is not None and resp.body["error"]["message"] == "Session not found"
+    )
+    assert world.handle({"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"mcp-session-id": "x"}).status == 404
+    # DELETE ends it.
+    assert http.delete("/mcp", headers=client.headers()).status_code == 200
+    assert client.post("ping").status_code == 404
+
+
+def test_a_task_call_is_nested_with_the_effective_ttl(legacy: Legacy) -> None:
+    created = legacy.result(
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {"ttl": 10**12}}
+    )
+    task = created["task"]
+    assert task["status"] == "working" and task["ttl"] == 86_400_000 and task["pollInterval"] == 1_000
+    assert "ttlMs" not in task and "resultType" not in created
+
+
+def test_task_support_rules_and_strict_params(legacy: Legacy) -> None:
+    assert (
+        legacy.request("tools/call", {"name": "greet", "arguments": {}, "task": {}})["error"]["code"]
+        == -32601
+    )
+    assert legacy.request("tools/call", {"name": "failing_job", "arguments": {}})["error"]["code"] == -32601
+    bad_ttl = legacy.request("tools/call", {"name": "slow_compute", "arguments": {}, "task": {"ttl": "soon"}})
+    assert bad_ttl["error"]["code"] == -32602
+
+
+def test_tasks_result_is_what_the_call_would_have_returned(legacy: Legacy, world: World) -> None:
+    ok = _task(legacy, "greet_task" if False else "slow_compute", {"seconds": 0})
+    tool_error = _task(legacy, "failing_job", {})
+    rpc_error = _task(legacy, "protocol_error_job", {})
+    world.settle()
+    result = legacy.result("tasks/result", {"taskId": ok})
+    assert result["content"][0]["text"] == "compute finished after 0 seconds"
+    assert result["_meta"][RELATED] == {"taskId": ok}
+    assert legacy.result("tasks/get", {"taskId": tool_error})["status"] == "failed"
+    assert legacy.result("tasks/result", {"taskId": tool_error})["isError"] is True
+    error = legacy.request("tasks/result", {"taskId": rpc_error})["error"]
+    assert error["code"] == -32603 and error["data"][RELATED] == {"taskId": rpc_error}
+
+
+def test_a_question_arrives_on_the_result_stream_and_the_answer_resumes(legacy: Legacy, world: World) -> None:
+    task_id = _task(legacy, "confirm_delete", {"filename": "old.log"})
+    message, streams = result_over_streams(
+        legacy, task_id, {"action": "accept", "content": {"confirm": True}}
+    )
+    asked = [
+        e["data"] for s in streams for e in s if e["data"] and e["data"].get("method") == "elicitation/create"
+    ]
+    assert [a["params"]["message"] for a in asked] == ["Delete old.log?"]
+    assert asked[0]["params"]["_meta"][RELATED] == {"taskId": task_id}
+    assert message["result"]["content"][0]["text"] == "Deleted old.log"
+    # Every stream opens with an id to resume from; ids keep their order.
+    ids = [e["id"] for s in streams for e in s if e["id"]]
+    assert len(ids) == len(set(ids)) and all(any(e["id"] for e in s) for s in streams)
+
+
+def test_a_plain_call_that_asks_becomes_a_hidden_task_on_its_own_stream(legacy: Legacy, world: World) -> None:
+    call = {"name": "confirm_delete", "arguments": {"filename": "plain.txt"}}
+    message, streams = over_streams(
+        legacy, "tools/call", call, {"action": "accept", "content": {"confirm": True}}
+    )
+    sent = [e["data"] for s in streams for e in s if e["data"]]
+    asked = [m for m in sent if m.get("method") == "elicitation/create"]
+    assert len(asked) == 1 and "_meta" not in asked[0]["params"]
+    assert not [m for m in sent if m.get("method") == "notifications/tasks/status"]
+    assert message["result"] == {"content": [{"type": "text", "text": "Deleted plain.txt"}], "isError": False}
+    assert [(r.tool, r.status.value) for r in world.store.records.values()] == [
+        ("confirm_delete", "completed")
+    ]
+    refused = legacy.post("tools/call", call, accept="application/json").json()["error"]
+    assert refused["code"] == -32602 and "call it as a task" in refused["message"]
+    assert len(world.store.records) == 1
+
+
+def test_cancel_returns_the_cancelled_task_and_refuses_an_ended_one(legacy: Legacy) -> None:
+    task_id = _task(legacy, "confirm_delete", {"filename": "x"})
+    cancelled = legacy.result("tasks/cancel", {"taskId": task_id})
+    assert cancelled["status"] == "cancelled" and cancelled["taskId"] == task_id
+    again = legacy.request("tasks/cancel", {"taskId": task_id})
+    assert again["error"]["code"] == -32602 and "already cancelled" in again["error"]["message"]
+
+
+def test_tasks_list_is_for_identified_callers_only_and_pages(http: TestClient, world: World) -> None:
+    anonymous = Legacy(http)
+    assert "list" not in anonymous.initialize()["capabilities"]["tasks"]
+    assert anonymous.request("tasks/list")["error"]["code"] == -32601
+    # An identified caller (what an authorizer puts in the request).
+    ann = world.mcp  # noqa: F841  (2026 client unused; the 2025 list is asked directly below)
+    for _ in range(3):
+        world.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "slow_compute", "task": {}},
+            },
+            owner="ann",
+        )
+    listed = world.handle({"jsonrpc": "2.0", "id": 2, "method": "tasks/list"}, owner="ann").body
+    assert listed is not None and len(listed["result"]["tasks"]) == 3
+    assert world.handle({"jsonrpc": "2.0", "id": 3, "method": "tasks/list"}, owner="bob").body["result"] == {
+        "tasks": []
+    }
+    bad = world.handle(
+        {"jsonrpc": "2.0", "id": 4, "method": "tasks/list", "params": {"cursor": "zz"}}, owner="ann"
+    )
+    assert bad.body is not None and bad.body["error"]["code"] == -32602
