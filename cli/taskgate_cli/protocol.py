@@ -160,7 +160,7 @@ def param_headers(tool: dict[str, Any], arguments: dict[str, Any]) -> dict[str, 
     properties = (tool.get("inputSchema") or {}).get("properties") or {}
     for prop, schema in properties.items():
         if isinstance(schema, dict) and "x-mcp-header" in schema and arguments.get(prop) is not None:
-            headers[f"mcp-param-{schema['x-mcp-header']}"] = _param_header(arguments[prop])
+            headers[f"mcp-param-{schema['x-mcp-header']}".lower()] = _param_header(arguments[prop])
     return headers
 
 
