@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load test for a taskgate server over the 2026-07-28 tasks extension (stdlib only).
+"""Load test for a taskgate server over the 2026-07-28 tasks extension (httpx + the CLI's wire).
 
 For each ``--n N``: create N tasks at once (``slow_compute`` with seconds=1; with ``--mix``
 every 5th is ``confirm_delete``, answered once it is ``input_required``), poll each with
@@ -18,6 +18,10 @@ bench/results/load-latest.json (``--out``).
 With ``--start-server`` (the default without ``--url``) the server gets ``--owners`` bearer
 tokens (TASKGATE_DEV_TOKENS) and tasks are spread over them round-robin: each owner may have
 at most MAX_ACTIVE_TASKS_PER_OWNER (100 by default) tasks active at once.
+
+Requests are built and read by the CLI's client code (taskgate_cli.protocol: envelope,
+routing headers, JSON or event-stream replies); httpx only carries them, one connection
+per request (``Connection: close``), so no request waits for a pooled connection.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ import os
 import pathlib
 import re
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -41,13 +44,13 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
-from urllib.parse import urlsplit
+
+import httpx
+from benchlib import free_port
+from taskgate_cli.protocol import envelope, headers_2026, meta_2026, response_of
+from taskgate_cli.transport import ConnectionTrouble, reply_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.mcp_client import envelope, headers_for  # noqa: E402
-
 METHODS = ("tools/call", "tasks/get", "tasks/update")
 TERMINAL = {"completed", "failed", "cancelled"}
 POLL_CAP_MS = 250
@@ -56,70 +59,7 @@ NOT_FOUND = -32602
 PROGRESS = re.compile(r"^(?P<label>\S+): [\d.]+s of [\d.]+s$")
 ANSWER = {"confirm_delete": {"action": "accept", "content": {"confirm": True}}}
 MAX_RECORDED = 50  # error / problem entries kept per round in the JSON
-
-
-# --------------------------------------------------------------------------- HTTP/1.1
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    out = bytearray()
-    for _ in range(1_000_000):
-        size_line = await reader.readline()
-        size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
-        if size == 0:
-            # trailers, up to the blank line
-            for _ in range(100):
-                if (await reader.readline()) in (b"\r\n", b"\n", b""):
-                    break
-            return bytes(out)
-        out += await reader.readexactly(size)
-        await reader.readexactly(2)
-    raise ValueError("too many chunks")
-
-
-async def http(
-    host: str, port: int, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float
-) -> Reply:
-    """One request on its own connection (Connection: close)."""
-    async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(host, port)
-        try:
-            lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
-            if body is not None:
-                lines.append(f"Content-Length: {len(body)}")
-            lines += [f"{k}: {v}" for k, v in headers.items()]
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b""))
-            await writer.drain()
-            status_line = (await reader.readline()).decode("latin-1")
-            parts = status_line.split(" ", 2)
-            if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
-                raise ValueError(f"bad status line {status_line!r}")
-            status = int(parts[1])
-            reply_headers: dict[str, str] = {}
-            for _ in range(200):
-                line = await reader.readline()
-                if line in (b"\r\n", b"\n", b""):
-                    break
-                name, _, value = line.decode("latin-1").partition(":")
-                reply_headers[name.strip().lower()] = value.strip()
-            if reply_headers.get("transfer-encoding", "").lower() == "chunked":
-                data = await _read_chunked(reader)
-            elif "content-length" in reply_headers:
-                data = await reader.readexactly(int(reply_headers["content-length"]))
-            else:
-                data = await reader.read()
-            return Reply(status, reply_headers, data)
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+META = meta_2026(elicitation=False, client_info={"name": "taskgate-load", "version": "0"})
 
 
 # --------------------------------------------------------------------------- stats
@@ -130,30 +70,28 @@ def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * q // 100))
-    return ordered[int(rank) - 1]
+    return ordered[int(max(1, -(-len(ordered) * q // 100))) - 1]
 
 
 def summarize(values: list[float]) -> dict[str, Any]:
     """Latency summary in milliseconds."""
     if not values:
         return {"count": 0}
-    return {
-        "count": len(values),
-        "p50_ms": round(percentile(values, 50) * 1000, 1),
-        "p95_ms": round(percentile(values, 95) * 1000, 1),
-        "p99_ms": round(percentile(values, 99) * 1000, 1),
-        "max_ms": round(max(values) * 1000, 1),
-        "mean_ms": round(sum(values) / len(values) * 1000, 1),
-    }
+    ms = {f"p{q}_ms": round(percentile(values, q) * 1000, 1) for q in (50, 95, 99)}
+    return (
+        {"count": len(values)}
+        | ms
+        | {
+            "max_ms": round(max(values) * 1000, 1),
+            "mean_ms": round(sum(values) / len(values) * 1000, 1),
+        }
+    )
 
 
 def parse_iso_ms(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
     try:
         return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
-    except ValueError:
+    except (AttributeError, ValueError):
         return None
 
 
@@ -172,32 +110,25 @@ class ProcWatch:
             raw = pathlib.Path(path).read_text()
         except OSError:
             return None
-        # comm may contain spaces: split after the closing parenthesis
-        return raw[raw.rindex(")") + 2 :].split()
+        return raw[raw.rindex(")") + 2 :].split()  # comm may contain spaces
+
+    def _cpu(self, path: str) -> float | None:
+        fields = self._stat(path) if self.pid is not None else None
+        return (int(fields[11]) + int(fields[12])) / self.ticks if fields else None
 
     def cpu_seconds(self) -> float | None:
-        if self.pid is None:
-            return None
-        fields = self._stat(f"/proc/{self.pid}/stat")
-        if fields is None:
-            return None
-        return (int(fields[11]) + int(fields[12])) / self.ticks
+        return self._cpu(f"/proc/{self.pid}/stat")
 
     def threads(self) -> int | None:
-        if self.pid is None:
-            return None
-        fields = self._stat(f"/proc/{self.pid}/stat")
+        fields = self._stat(f"/proc/{self.pid}/stat") if self.pid is not None else None
         return int(fields[17]) if fields else None
 
     def per_thread(self) -> dict[int, float]:
         out: dict[int, float] = {}
-        if self.pid is None:
-            return out
         with contextlib.suppress(OSError):
-            for entry in pathlib.Path(f"/proc/{self.pid}/task").iterdir():
-                fields = self._stat(str(entry / "stat"))
-                if fields:
-                    out[int(entry.name)] = (int(fields[11]) + int(fields[12])) / self.ticks
+            for entry in pathlib.Path(f"/proc/{self.pid}/task").iterdir() if self.pid else ():
+                if (cpu := self._cpu(str(entry / "stat"))) is not None:
+                    out[int(entry.name)] = cpu
         return out
 
 
@@ -211,10 +142,7 @@ class Server:
 
     def log_size(self) -> int:
         self.log_file.flush()
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0
+        return self.log_path.stat().st_size if self.log_path.exists() else 0
 
     def log_since(self, offset: int) -> str:
         with contextlib.suppress(OSError), self.log_path.open("rb") as f:
@@ -234,12 +162,6 @@ class Server:
         return self.proc.returncode
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 async def start_server(owners: int, log_path: pathlib.Path, timeout: float = 60.0) -> Server:
     port = free_port()
     tokens = [f"bench-token-{i}" for i in range(owners)]
@@ -254,24 +176,16 @@ async def start_server(owners: int, log_path: pathlib.Path, timeout: float = 60.
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_file = log_path.open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "taskgate.local"],
-        cwd=ROOT,
-        env=env,
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "taskgate.local"], cwd=ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT
     )
     server = Server(proc, f"http://127.0.0.1:{port}/mcp", log_path, log_file, tokens)
     deadline = time.monotonic() + timeout
-    for _ in range(int(timeout / 0.1) + 1):
-        try:
-            reply = await http("127.0.0.1", port, "GET", "/health", None, {}, 2.0)
-            if reply.status == 200:
-                return server
-        except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.1)
+    async with httpx.AsyncClient(timeout=2.0) as http:
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if (await http.get(f"http://127.0.0.1:{port}/health")).status_code == 200:
+                    return server
+            await asyncio.sleep(0.1)
     server.stop()
     raise RuntimeError(f"server did not start (exit {proc.returncode}):\n{log_path.read_text()[-4000:]}")
 
@@ -294,27 +208,24 @@ class RpcError:
 
 
 class Client:
+    """Times every request and keeps every error; the wire is the CLI's."""
+
     def __init__(self, url: str, request_timeout: float) -> None:
-        parts = urlsplit(url)
-        if parts.scheme != "http" or parts.hostname is None:
+        if not url.startswith("http://"):
             raise SystemExit(f"only http:// URLs are supported, got {url!r}")
-        self.host = parts.hostname
-        self.port = parts.port or 80
-        self.path = parts.path or "/"
+        self.url = url
         self.request_timeout = request_timeout
-        self._ids = iter(range(1, 10**9))
+        unbounded = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+        self.http = httpx.AsyncClient(limits=unbounded, timeout=request_timeout)
+        self._ids = itertools.count(1)
+        self.reset()
+
+    def reset(self) -> None:
         self.t0 = time.monotonic()
         self.latency: dict[str, list[float]] = {m: [] for m in METHODS}
         self.timeline: list[tuple[float, str, float]] = []  # (seconds since start, method, latency)
         self.errors: list[RpcError] = []
         self.status_codes: Counter[int] = Counter()
-
-    def reset(self) -> None:
-        self.t0 = time.monotonic()
-        self.latency = {m: [] for m in METHODS}
-        self.timeline = []
-        self.errors = []
-        self.status_codes = Counter()
 
     def _error(self, method: str, kind: str, detail: str, task: str, **extra: Any) -> RpcError:
         err = RpcError(method, kind, detail[:500], round(time.monotonic() - self.t0, 3), task, **extra)
@@ -325,52 +236,41 @@ class Client:
         self, method: str, params: dict[str, Any], token: str | None, task: str
     ) -> tuple[dict[str, Any] | None, RpcError | None]:
         msg_id = next(self._ids)
-        body = json.dumps(envelope(method, params, msg_id)).encode()
-        headers = headers_for(method, params)
+        headers = {**headers_2026(method, params), "connection": "close"}
         if token:
             headers["authorization"] = f"Bearer {token}"
+        body = json.dumps(envelope(method, params, msg_id, META)).encode()
         started = time.monotonic()
         try:
-            reply = await http(self.host, self.port, "POST", self.path, body, headers, self.request_timeout)
-        except TimeoutError:
+            async with asyncio.timeout(self.request_timeout):
+                resp = await self.http.post(self.url, content=body, headers=headers)
+        except (TimeoutError, httpx.TimeoutException):
             return None, self._error(method, "transport", f"timeout after {self.request_timeout}s", task)
-        except (OSError, ValueError, asyncio.IncompleteReadError) as exc:
+        except httpx.HTTPError as exc:
             return None, self._error(method, "transport", f"{type(exc).__name__}: {exc}", task)
         latency = time.monotonic() - started
         self.latency.setdefault(method, []).append(latency)
         self.timeline.append((started - self.t0, method, latency))
-        self.status_codes[reply.status] += 1
-        text = reply.body.decode("utf-8", "replace")
+        status = resp.status_code
+        self.status_codes[status] += 1
         try:
-            message = self._message(reply, text, msg_id)
-        except ValueError as exc:
-            return None, self._error(method, "http" if reply.status != 200 else "shape", str(exc), task)
+            message = response_of(reply_of(status, dict(resp.headers), resp.content, self.url), msg_id)
+        except ConnectionTrouble as exc:
+            return None, self._error(
+                method, "http" if status != 200 else "shape", exc.message, task, status=status
+            )
+        if not isinstance(message, dict):
+            return None, self._error(
+                method, "shape", f"not an object: {resp.text[:300]}", task, status=status
+            )
         error = message.get("error")
-        if reply.status != 200 or error is not None:
+        if status != 200 or error is not None:
             code = error.get("code") if isinstance(error, dict) else None
-            kind = "http" if reply.status != 200 else "jsonrpc"
-            return None, self._error(method, kind, text, task, status=reply.status, code=code)
+            kind = "http" if status != 200 else "jsonrpc"
+            return None, self._error(method, kind, resp.text, task, status=status, code=code)
         if message.get("id") != msg_id or not isinstance(message.get("result"), dict):
-            return None, self._error(method, "shape", f"id {msg_id}: {text}", task, status=reply.status)
+            return None, self._error(method, "shape", f"id {msg_id}: {resp.text}", task, status=status)
         return message["result"], None
-
-    @staticmethod
-    def _message(reply: Reply, text: str, msg_id: int) -> dict[str, Any]:
-        if reply.headers.get("content-type", "").startswith("text/event-stream"):
-            for block in reversed(text.replace("\r\n", "\n").split("\n\n")):
-                data = "\n".join(line[5:].lstrip() for line in block.split("\n") if line.startswith("data:"))
-                if data.strip():
-                    event = json.loads(data)
-                    if isinstance(event, dict) and event.get("id") == msg_id:
-                        return event
-            raise ValueError(f"no response for id {msg_id} in the event stream: {text[:300]}")
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"HTTP {reply.status}, body not JSON: {text[:300]!r}") from exc
-        if not isinstance(parsed, dict):
-            raise ValueError(f"HTTP {reply.status}, body not an object: {text[:300]}")
-        return parsed
 
 
 # --------------------------------------------------------------------------- one task
@@ -402,10 +302,9 @@ class TaskRun:
 
 async def run_task(run: TaskRun, client: Client, deadline: float, start: asyncio.Event) -> None:
     await start.wait()
+    rpc = functools.partial(client.rpc, token=run.token, task=run.label)
     run.sent_s = time.monotonic() - client.t0
-    created, err = await client.rpc(
-        "tools/call", {"name": run.tool, "arguments": run.arguments}, run.token, run.label
-    )
+    created, err = await rpc("tools/call", {"name": run.tool, "arguments": run.arguments})
     if created is None:
         run.outcome = "not_created"
         run.problems.append(f"tools/call: {err.detail if err else '?'}")
@@ -416,17 +315,13 @@ async def run_task(run: TaskRun, client: Client, deadline: float, start: asyncio
         client._error("tools/call", "shape", f"not a task: {json.dumps(created)[:300]}", run.label)
         run.outcome = "not_created"
         return
-    run.task_id = task_id
-    run.status = str(created.get("status"))
+    run.task_id, run.status = task_id, str(created.get("status"))
     run.transitions.append(run.status)
     interval = min(int(created.get("pollIntervalMs") or 1000), POLL_CAP_MS) / 1000
     consecutive_errors = 0
-    max_polls = int((deadline - time.monotonic()) / 0.01) + 10
-    for _ in range(max_polls):
-        if time.monotonic() + interval > deadline:
-            break
+    while time.monotonic() + interval <= deadline:
         await asyncio.sleep(interval)
-        got, err = await client.rpc("tasks/get", {"taskId": task_id}, run.token, run.label)
+        got, err = await rpc("tasks/get", {"taskId": task_id})
         run.polls += 1
         if got is None:
             if err is not None and err.code == NOT_FOUND:
@@ -456,14 +351,11 @@ async def run_task(run: TaskRun, client: Client, deadline: float, start: asyncio
             if m.group("label") != run.label:
                 run.problems.append(f"progress of another task: {message!r}")
         if status == "input_required":
-            requests = got.get("inputRequests") or {}
-            if run.tool != "confirm_delete" or "confirm_delete" not in requests:
+            if run.tool != "confirm_delete" or "confirm_delete" not in (got.get("inputRequests") or {}):
                 run.problems.append(f"unexpected input_required: {json.dumps(got)[:300]}")
             elif not run.answered:
                 run.answered = True
-                ack, _ = await client.rpc(
-                    "tasks/update", {"taskId": task_id, "inputResponses": ANSWER}, run.token, run.label
-                )
+                ack, _ = await rpc("tasks/update", {"taskId": task_id, "inputResponses": ANSWER})
                 if ack is not None and ack.get("resultType") != "complete":
                     run.problems.append(f"tasks/update ack {ack}")
         if status in TERMINAL:
@@ -476,11 +368,10 @@ async def run_task(run: TaskRun, client: Client, deadline: float, start: asyncio
 
 def _text_of(task: dict[str, Any]) -> str | None:
     result = task.get("result")
-    if isinstance(result, dict):
-        content = result.get("content")
-        if isinstance(content, list) and content and isinstance(content[0], dict):
-            text = content[0].get("text")
-            return text if isinstance(text, str) else None
+    content = result.get("content") if isinstance(result, dict) else None
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        text = content[0].get("text")
+        return text if isinstance(text, str) else None
     return None
 
 
@@ -495,19 +386,17 @@ async def _check_terminal(run: TaskRun, client: Client, got: dict[str, Any]) -> 
     if run.status != "completed":
         run.outcome = "failed"
         run.problems.append(f"{run.status}: {got.get('statusMessage')!r}")
-        return
-    if run.result_text != run.expected:
+    elif run.result_text != run.expected:
         run.outcome = "wrong"
         run.problems.append(f"result {run.result_text!r}, expected {run.expected!r}")
         run.problems.append(f"tasks/get said: {json.dumps(got)[:1000]}")
         if again is not None:
             run.problems.append(f"read again: {json.dumps(again)[:1000]}")
-        return
-    if again is not None and (again.get("status") != "completed" or _text_of(again) != run.expected):
+    elif again is not None and (again.get("status") != "completed" or _text_of(again) != run.expected):
         run.outcome = "wrong"
         run.problems.append(f"changed after completing: {json.dumps(again)[:1000]}")
-        return
-    run.outcome = "ok" if not run.problems else "wrong"
+    else:
+        run.outcome = "ok" if not run.problems else "wrong"
 
 
 # --------------------------------------------------------------------------- one round
@@ -518,21 +407,13 @@ def plan(n: int, mix: bool, tokens: list[str | None], run_id: str) -> list[TaskR
     for i in range(n):
         token = tokens[i % len(tokens)]
         if mix and i % 5 == 4:
-            filename = f"load-{run_id}-n{n}-{i}.txt"
-            runs.append(
-                TaskRun(i, "confirm_delete", {"filename": filename}, f"Deleted {filename}", token, filename)
-            )
+            name = f"load-{run_id}-n{n}-{i}.txt"
+            runs.append(TaskRun(i, "confirm_delete", {"filename": name}, f"Deleted {name}", token, name))
         else:
             label = f"load-{run_id}-n{n}-{i}"
+            arguments = {"seconds": 1, "label": label}
             runs.append(
-                TaskRun(
-                    i,
-                    "slow_compute",
-                    {"seconds": 1, "label": label},
-                    f"{label} finished after 1 seconds",
-                    token,
-                    label,
-                )
+                TaskRun(i, "slow_compute", arguments, f"{label} finished after 1 seconds", token, label)
             )
     return runs
 
@@ -552,6 +433,42 @@ async def sample_server(
             return
 
 
+def _server_cpu(
+    watch: ProcWatch,
+    before: tuple[float | None, dict[int, float]],
+    after: tuple[float | None, dict[int, float]],
+    samples: list[tuple[float, float, int]],
+    wall: float,
+) -> dict[str, Any]:
+    (cpu_before, threads_before), (cpu_after, threads_after) = before, after
+    if cpu_before is None or cpu_after is None:
+        return {}
+    deltas = {tid: cpu - threads_before.get(tid, 0.0) for tid, cpu in threads_after.items()}
+    busy = sorted(deltas.values(), reverse=True)
+    cpu_used = cpu_after - cpu_before
+    main_cpu = deltas.get(watch.pid or -1, 0.0)
+    return {
+        "cpu_seconds": round(cpu_used, 2),
+        "cpu_cores_avg": round(cpu_used / wall, 2) if wall else None,
+        "threads_max": max((s[2] for s in samples), default=None),
+        "threads_at_end": len(threads_after),
+        # The main thread runs uvicorn's event loop (HTTP parsing, JSON, routing);
+        # the others are anyio's request threadpool, execution threads and the sweeper.
+        "main_thread_cpu_seconds": round(main_cpu, 2),
+        "other_threads_cpu_seconds": round(cpu_used - main_cpu, 2),
+        "threads_alive_at_end_that_used_cpu": sum(1 for d in busy if d > 0),
+        "busiest_threads_cpu_seconds": [round(d, 2) for d in busy[:5]],
+        "cpu_timeline": [
+            {
+                "t_s": round(b[0], 1),
+                "cores": round((b[1] - a[1]) / (b[0] - a[0]), 2) if b[0] > a[0] else None,
+                "threads": b[2],
+            }
+            for a, b in itertools.pairwise(samples)
+        ][::4],
+    }
+
+
 async def run_round(
     n: int,
     *,
@@ -565,8 +482,7 @@ async def run_round(
 ) -> dict[str, Any]:
     runs = plan(n, mix, tokens, run_id)
     log_offset = server.log_size() if server else 0
-    threads_before = watch.per_thread()
-    cpu_before = watch.cpu_seconds()
+    before = (watch.cpu_seconds(), watch.per_thread())
     own_before = resource.getrusage(resource.RUSAGE_SELF)
     samples: list[tuple[float, float, int]] = []
     stop_sampling = asyncio.Event()
@@ -578,8 +494,7 @@ async def run_round(
     jobs = [asyncio.create_task(run_task(r, client, deadline, start)) for r in runs]
     await asyncio.sleep(0)
     start.set()
-    hard_stop = deadline_s + client.request_timeout + 10
-    _, pending = await asyncio.wait(jobs, timeout=hard_stop)
+    _, pending = await asyncio.wait(jobs, timeout=deadline_s + client.request_timeout + 10)
     for job in pending:
         job.cancel()
     for job in jobs:
@@ -588,10 +503,8 @@ async def run_round(
     wall = time.monotonic() - client.t0
     stop_sampling.set()
     await sampler
-
-    cpu_after = watch.cpu_seconds()
+    after = (watch.cpu_seconds(), watch.per_thread())
     own_after = resource.getrusage(resource.RUSAGE_SELF)
-    threads_after = watch.per_thread()
     for r in runs:
         if r.outcome == "pending":
             r.outcome = "lost"
@@ -599,71 +512,21 @@ async def run_round(
 
     # Duplicates: two creates that got one taskId.
     ids = Counter(r.task_id for r in runs if r.task_id)
-    dup_ids = {tid for tid, count in ids.items() if count > 1}
-    dup_creates = sum(count - 1 for count in ids.values() if count > 1)
     for r in runs:
-        if r.task_id in dup_ids:
+        if ids[r.task_id] > 1:
             r.problems.append(f"taskId {r.task_id} also returned to another create")
-
     outcomes = Counter(r.outcome for r in runs)
-    lost = outcomes["lost"] + outcomes["not_found"]
-    duplicated = dup_creates + outcomes["wrong"]
-    failed = outcomes["failed"]
-    errors = len(client.errors)
 
-    done = [r for r in runs if r.terminal_s is not None and r.created_s is not None]
-    slow_done = [r for r in done if r.tool == "slow_compute"]
-    to_terminal = [r.terminal_s - r.created_s for r in slow_done]  # type: ignore[operator]
-    sent_to_terminal = [r.terminal_s - (r.sent_s or 0.0) for r in slow_done]  # type: ignore[operator]
-    server_run = [
-        r.server_run_ms / 1000 for r in runs if r.server_run_ms is not None and r.tool == "slow_compute"
+    slow_done = [
+        r for r in runs if r.terminal_s is not None and r.created_s is not None and r.tool == "slow_compute"
     ]
-    first_progress = [
-        r.first_progress_s - r.created_s
-        for r in runs
-        if r.first_progress_s is not None and r.created_s is not None
-    ]
-    create_done = [r.created_s for r in runs if r.created_s is not None]
-
+    created = [r for r in runs if r.created_s is not None]
     # Latency creep: tasks/get latency by 5-second window of the round.
     windows: dict[int, list[float]] = {}
     for at, method, latency in client.timeline:
         if method == "tasks/get":
             windows.setdefault(int(at // 5), []).append(latency)
-    creep = [
-        {"from_s": w * 5, "count": len(v), "p50_ms": round(percentile(v, 50) * 1000, 1)}
-        | {"p95_ms": round(percentile(v, 95) * 1000, 1)}
-        for w, v in sorted(windows.items())
-    ]
-
-    server_info: dict[str, Any] = {}
-    if cpu_before is not None and cpu_after is not None:
-        main_tid = watch.pid
-        deltas = {tid: cpu - threads_before.get(tid, 0.0) for tid, cpu in threads_after.items()}
-        busy = sorted(deltas.items(), key=lambda kv: -kv[1])
-        cpu_used = cpu_after - cpu_before
-        server_info = {
-            "cpu_seconds": round(cpu_used, 2),
-            "cpu_cores_avg": round(cpu_used / wall, 2) if wall else None,
-            "threads_max": max((s[2] for s in samples), default=None),
-            "threads_at_end": len(threads_after),
-            # The main thread runs uvicorn's event loop (HTTP parsing, JSON, routing);
-            # the others are anyio's request threadpool, execution threads and the sweeper.
-            "main_thread_cpu_seconds": round(deltas.get(main_tid or -1, 0.0), 2),
-            "other_threads_cpu_seconds": round(cpu_used - deltas.get(main_tid or -1, 0.0), 2),
-            "threads_alive_at_end_that_used_cpu": sum(1 for _, d in busy if d > 0),
-            "busiest_threads_cpu_seconds": [round(d, 2) for _, d in busy[:5]],
-            "cpu_timeline": [
-                {
-                    "t_s": round(b[0], 1),
-                    "cores": round((b[1] - a[1]) / (b[0] - a[0]), 2) if b[0] > a[0] else None,
-                    "threads": b[2],
-                }
-                for a, b in itertools.pairwise(samples)
-            ][::4],
-        }
-    log_text = server.log_since(log_offset) if server else ""
-    log_lines = log_text.splitlines()
+    log_lines = (server.log_since(log_offset) if server else "").splitlines()
     bad_lines = [line for line in log_lines if re.search(r"ERROR|Traceback|Exception|CRITICAL|WARNING", line)]
     problems = [
         {"index": r.index, "tool": r.tool, "label": r.label, "taskId": r.task_id, "outcome": r.outcome}
@@ -681,10 +544,10 @@ async def run_round(
         "completed": outcomes["ok"],
         "confirm_delete_tasks": sum(1 for r in runs if r.tool == "confirm_delete"),
         "answered": sum(1 for r in runs if r.answered),
-        "errors": errors,
-        "lost": lost,
-        "duplicated": duplicated,
-        "failed": failed,
+        "errors": len(client.errors),
+        "lost": outcomes["lost"] + outcomes["not_found"],
+        "duplicated": sum(c - 1 for c in ids.values() if c > 1) + outcomes["wrong"],
+        "failed": outcomes["failed"],
         "outcomes": dict(outcomes),
         "http_status": {str(k): v for k, v in sorted(client.status_codes.items())},
         "error_kinds": dict(
@@ -695,14 +558,24 @@ async def run_round(
             | {"errors": sum(1 for e in client.errors if e.method == m)}
             for m in METHODS
         },
-        "all_creates_returned_s": round(max(create_done), 2) if create_done else None,
-        "create_sent_to_terminal_seen": summarize(sent_to_terminal),
-        "create_returned_to_terminal_seen": summarize(to_terminal),
-        "server_run_createdAt_to_lastUpdatedAt": summarize(server_run),
-        "create_to_first_progress_seen": summarize(first_progress),
+        "all_creates_returned_s": round(max(r.created_s or 0.0 for r in created), 2) if created else None,
+        "create_sent_to_terminal_seen": summarize([(r.terminal_s or 0) - (r.sent_s or 0) for r in slow_done]),
+        "create_returned_to_terminal_seen": summarize(
+            [(r.terminal_s or 0) - (r.created_s or 0) for r in slow_done]
+        ),
+        "server_run_createdAt_to_lastUpdatedAt": summarize(
+            [r.server_run_ms / 1000 for r in runs if r.server_run_ms is not None and r.tool == "slow_compute"]
+        ),
+        "create_to_first_progress_seen": summarize(
+            [r.first_progress_s - (r.created_s or 0) for r in created if r.first_progress_s is not None]
+        ),
         "polls_per_task_mean": round(sum(r.polls for r in runs) / n, 1) if n else 0,
-        "tasks_get_latency_by_5s_window": creep,
-        "server": server_info,
+        "tasks_get_latency_by_5s_window": [
+            {"from_s": w * 5, "count": len(v), "p50_ms": round(percentile(v, 50) * 1000, 1)}
+            | {"p95_ms": round(percentile(v, 95) * 1000, 1)}
+            for w, v in sorted(windows.items())
+        ],
+        "server": _server_cpu(watch, before, after, samples, wall),
         "client_cpu_seconds": round(
             (own_after.ru_utime - own_before.ru_utime) + (own_after.ru_stime - own_before.ru_stime), 2
         ),
@@ -733,19 +606,16 @@ def print_round(r: dict[str, Any], out: TextIO = sys.stdout) -> None:
         f"completed+verified={r['completed']}/{r['n']}  answered={r['answered']}/{r['confirm_delete_tasks']}"
     )
     p(f"{'method':<14}{'count':>7}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}{'max ms':>10}{'errors':>8}")
-    for method, stats in r["latency"].items():
-        p(
-            f"{method:<14}{stats['count']:>7}{fmt_ms(stats, 'p50_ms'):>10}{fmt_ms(stats, 'p95_ms'):>10}"
-            f"{fmt_ms(stats, 'p99_ms'):>10}{fmt_ms(stats, 'max_ms'):>10}{stats['errors']:>8}"
-        )
+    for method, s in r["latency"].items():
+        cells = "".join(f"{fmt_ms(s, k):>10}" for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms"))
+        p(f"{method:<14}{s['count']:>7}{cells}{s['errors']:>8}")
     for title, key in (
         ("tools/call sent -> terminal seen (slow_compute, 1 s of work)", "create_sent_to_terminal_seen"),
         ("tools/call returned -> terminal seen", "create_returned_to_terminal_seen"),
         ("server createdAt -> lastUpdatedAt (slow_compute)", "server_run_createdAt_to_lastUpdatedAt"),
         ("create -> first progress message seen", "create_to_first_progress_seen"),
     ):
-        s = r[key]
-        if s.get("count"):
+        if (s := r[key]).get("count"):
             p(
                 f"  {title}: p50 {s['p50_ms'] / 1000:.2f}s  p95 {s['p95_ms'] / 1000:.2f}s  "
                 f"max {s['max_ms'] / 1000:.2f}s  (n={s['count']})"
@@ -755,16 +625,10 @@ def print_round(r: dict[str, Any], out: TextIO = sys.stdout) -> None:
             f"  all {r['created']} creates returned after {r['all_creates_returned_s']}s; "
             f"{r['polls_per_task_mean']} polls/task; HTTP status {r['http_status']}"
         )
-    creep = r["tasks_get_latency_by_5s_window"]
-    if creep:
-        p(
-            "  tasks/get p50/p95 ms by 5 s window: "
-            + "  ".join(
-                f"[{w['from_s']}s] {w['p50_ms']:.0f}/{w['p95_ms']:.0f} (n={w['count']})" for w in creep
-            )
-        )
-    s = r["server"]
-    if s:
+    if creep := r["tasks_get_latency_by_5s_window"]:
+        windows = (f"[{w['from_s']}s] {w['p50_ms']:.0f}/{w['p95_ms']:.0f} (n={w['count']})" for w in creep)
+        p("  tasks/get p50/p95 ms by 5 s window: " + "  ".join(windows))
+    if s := r["server"]:
         p(
             f"  server: {s['cpu_seconds']} CPU-s = {s['cpu_cores_avg']} cores avg over the round; "
             f"threads max {s['threads_max']}; main (event-loop) thread {s['main_thread_cpu_seconds']} CPU-s, "
@@ -853,13 +717,12 @@ async def amain(args: argparse.Namespace) -> int:
     exit_code: int | None = None
     try:
         for n in args.n:
-            deadline = args.deadline or max(60.0, 0.6 * n)
             result = await run_round(
                 n,
                 client=client,
                 mix=args.mix,
                 tokens=tokens,
-                deadline_s=deadline,
+                deadline_s=args.deadline or max(60.0, 0.6 * n),
                 run_id=run_id,
                 watch=watch,
                 server=server,
@@ -870,6 +733,7 @@ async def amain(args: argparse.Namespace) -> int:
                 print(f"server exited with {server.proc.returncode} during N={n}", file=sys.stderr)
                 break
     finally:
+        await client.http.aclose()
         if server:
             exit_code = server.stop()
     ok = (

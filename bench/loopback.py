@@ -4,9 +4,9 @@ Starts taskgate's local server (``python -m taskgate.local``: the real app on
 uvicorn, AWS emulated in-process by moto, the real state machine and worker) and
 the FastMCP 4.1.4 + fastmcp-tasks server (``fastmcp_server.py``: Docket on
 ``memory://``), each on a free 127.0.0.1 port, and drives both with the same
-client: threads with one keep-alive ``http.client`` connection each, a bounded
-number of tasks in flight, every task ``tools/call`` (as a task) then ``tasks/get``
-until terminal. Every count and wait is bounded; nothing leaves loopback.
+client (the CLI's ``Client2026``): threads with one keep-alive ``http.client``
+connection each, a bounded number of tasks in flight, every task ``tools/call``
+(as a task) then ``tasks/get`` until terminal. Every count and wait is bounded; nothing leaves loopback.
 """
 
 from __future__ import annotations
@@ -24,66 +24,58 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import BENCH, FASTMCP_PY, PROJECT_PY, ROOT, base_env, free_port, median, p90
+from taskgate_cli.protocol import Client2026, meta_2026
+from taskgate_cli.transport import ConnectionTrouble, Reply, RpcError, reply_of
 
-PROTOCOL = "2026-07-28"
-TASKS_EXT = "io.modelcontextprotocol/tasks"
 TERMINAL = {"completed", "failed", "cancelled"}
 FIRST_POLL_S = 0.0
 POLL_S = 0.010
 TASK_TIMEOUT_S = 30.0
+META = meta_2026(elicitation=False, client_info={"name": "taskgate-bench", "version": "0"})
 
 
-def _meta() -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}},
-        "io.modelcontextprotocol/clientInfo": {"name": "taskgate-bench", "version": "0"},
-    }
-
-
-def _request(
-    method: str, params: dict[str, Any], msg_id: int, name: str | None
-) -> tuple[bytes, dict[str, str]]:
-    body = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": _meta()}}
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": PROTOCOL,
-        "mcp-method": method,
-    }
-    if name is not None:
-        headers["mcp-name"] = name
-    return json.dumps(body).encode(), headers
-
-
-class Client:
-    """One keep-alive connection; reconnects once on a dropped connection."""
+class KeepAlive:
+    """One keep-alive ``http.client`` connection as a transport for the CLI's client;
+    reconnects once on a dropped connection."""
 
     def __init__(self, port: int) -> None:
         self._port = port
         self._conn = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
-        self._ids = itertools.count(1)
 
-    def post(self, method: str, params: dict[str, Any], name: str | None = None) -> dict[str, Any]:
-        body, headers = _request(method, params, next(self._ids), name)
+    def send(
+        self, method: str, headers: dict[str, str], body: Any = None, *, timeout: float | None = None
+    ) -> Reply:
+        data = None if body is None else json.dumps(body).encode()
         for attempt in (1, 2):
             try:
-                self._conn.request("POST", "/mcp", body, headers)
+                self._conn.request(method, "/mcp", data, headers)
                 resp = self._conn.getresponse()
-                data = resp.read()
+                raw = resp.read()
                 break
             except (http.client.HTTPException, ConnectionError):
                 self._conn.close()
                 self._conn = http.client.HTTPConnection("127.0.0.1", self._port, timeout=15)
                 if attempt == 2:
                     raise
-        reply: dict[str, Any] = json.loads(data)
-        if resp.status != 200 or "result" not in reply:
-            raise RuntimeError(f"{method}: HTTP {resp.status}: {data[:300]!r}")
-        return reply["result"]  # type: ignore[no-any-return]
+        return reply_of(resp.status, dict(resp.getheaders()), raw, f"127.0.0.1:{self._port}")
 
     def close(self) -> None:
         self._conn.close()
+
+
+class Client:
+    """The CLI's 2026 client over one keep-alive connection."""
+
+    def __init__(self, port: int) -> None:
+        self._http = KeepAlive(port)
+        self._mcp = Client2026(self._http, meta=META)
+
+    def post(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result; ``RpcError`` or ``ConnectionTrouble`` otherwise."""
+        return self._mcp.request(method, params)
+
+    def close(self) -> None:
+        self._http.close()
 
 
 @dataclass
@@ -165,7 +157,7 @@ def wait_ready(server: Server, timeout_s: float = 90.0) -> float:
             c.post("server/discover", {})
             c.close()
             return time.monotonic() - start
-        except (OSError, RuntimeError, http.client.HTTPException, json.JSONDecodeError):
+        except (OSError, ConnectionTrouble, RpcError, http.client.HTTPException):
             time.sleep(0.1)
     raise RuntimeError(f"{server.label} not ready after {timeout_s}s:\n{server.log.read_text()[-3000:]}")
 
@@ -184,7 +176,7 @@ def _lifecycle(client: Client) -> tuple[float, int]:
     """tools/call as a task, then tasks/get until terminal: (seconds, polls)."""
     start = time.perf_counter()
     created = client.post(
-        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}, "slow_compute"
+        "tools/call", {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}
     )
     if created.get("resultType") != "task":
         raise RuntimeError(f"tools/call did not create a task: {created}")
@@ -195,7 +187,7 @@ def _lifecycle(client: Client) -> tuple[float, int]:
         if delay:
             time.sleep(delay)
         delay = POLL_S
-        task = client.post("tasks/get", {"taskId": task_id}, task_id)
+        task = client.post("tasks/get", {"taskId": task_id})
         polls += 1
         if task["status"] in TERMINAL:
             if task["status"] != "completed":

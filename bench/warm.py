@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT, median, p90
+from taskgate_cli import protocol
 from tests.fakes import CannedAws, MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
 
 from taskgate import wiring
@@ -33,34 +34,17 @@ from taskgate.protocol.era import HttpReply
 from taskgate.protocol.server import McpServer
 from taskgate.tools import Elicit
 
-PROTOCOL = "2026-07-28"
-TASKS_EXT = "io.modelcontextprotocol/tasks"
-NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 JWT_OWNER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
 OWNERS = [f"bench-owner-{i}" for i in range(8)]
 
 
-# --- the 2026-07-28 wire, as tests/mcp_client.py builds it ----------------------------
+# --- the 2026-07-28 wire, as the CLI's client builds it (taskgate_cli.protocol) ----------
+META = protocol.meta_2026(elicitation=False, client_info={"name": "taskgate-bench", "version": "0"})
+headers_for = protocol.headers_2026
+
+
 def envelope(method: str, params: dict[str, Any], msg_id: int) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}},
-        "io.modelcontextprotocol/clientInfo": {"name": "taskgate-bench", "version": "0"},
-    }
-    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": meta}}
-
-
-def headers_for(method: str, params: dict[str, Any]) -> dict[str, str]:
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": PROTOCOL,
-        "mcp-method": method,
-    }
-    field = NAME_FIELD.get(method)
-    if field and isinstance(params.get(field), str):
-        headers["mcp-name"] = params[field]
-    return headers
+    return protocol.envelope(method, params, msg_id, META)
 
 
 Call = tuple[dict[str, Any], dict[str, str], str]

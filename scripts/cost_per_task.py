@@ -31,6 +31,9 @@ from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "layers" / "taskgate"), str(ROOT / "layers" / "tools")]
+sys.path.append(str(ROOT / "cli"))
+from taskgate_cli.protocol import Client2026, meta_2026  # noqa: E402
+from taskgate_cli.transport import Reply  # noqa: E402
 
 # us-east-1 list prices (checked 2026-11; on-demand DynamoDB after the Nov 2024 cut).
 PRICES = {
@@ -230,21 +233,21 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     from taskgate import wiring
 
     server = wiring.mcp_server()
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-    }
     requests = 0
 
-    def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        nonlocal requests
-        requests += 1
-        name_ = params.get("name") if method == "tools/call" else params.get("taskId")
-        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": str(name_)}
-        body = {"jsonrpc": "2.0", "id": requests, "method": method, "params": {**params, "_meta": meta}}
-        reply = server.handle(body, headers, "cost")
-        assert reply.body and "result" in reply.body, reply.body
-        return reply.body["result"]  # type: ignore[no-any-return]
+    class InProcess:
+        """The API handler's server, called in process, as a transport for the CLI's client."""
+
+        def send(
+            self, method: str, headers: dict[str, str], body: Any = None, *, timeout: float | None = None
+        ) -> Reply:
+            nonlocal requests
+            requests += 1
+            reply = server.handle(body, headers, "cost")
+            return Reply(reply.status, {}, reply.body)
+
+    client = Client2026(InProcess(), meta=meta_2026(elicitation=False))
+    rpc = client.request
 
     def wait(task_id: str, statuses: set[str], polls: list[int]) -> dict[str, Any]:
         # Waiting is done off the meter (store reads) so only the client's polls count.

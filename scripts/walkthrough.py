@@ -1,50 +1,36 @@
 #!/usr/bin/env python3
-"""Raw HTTP walk-through of a taskgate server (2026-07-28 tasks extension), stdlib only.
+"""Walk-through of a taskgate server over the 2026-07-28 tasks extension, printing the raw
+results: the CLI's client (taskgate_cli.protocol.Client2026) builds and reads every request.
 
 1. slow_compute as a task, polled to completed
 2. confirm_delete parked in input_required, answered with tasks/update, completed
 3. a 60-second slow_compute cancelled, terminal within 2 s
 
     python scripts/walkthrough.py --url http://127.0.0.1:3000/mcp
-Exits non-zero if any step does not behave.
+Exits non-zero if any step does not behave. Needs only the standard library and this
+checkout (the CLI package is taken from cli/ when it is not installed).
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
+import pathlib
 import sys
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 
-PROTOCOL = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-    "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
-}
-_ids = itertools.count(1)
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "cli"))
+from taskgate_cli.protocol import Client2026
+from taskgate_cli.transport import ConnectionTrouble, Http, RpcError
 
 
-def rpc(url: str, method: str, params: dict[str, Any], token: str | None = None) -> dict[str, Any]:
-    name = params.get("name") if method == "tools/call" else params.get("taskId")
-    headers = {"content-type": "application/json", "mcp-protocol-version": PROTOCOL, "mcp-method": method}
-    if isinstance(name, str):
-        headers["mcp-name"] = name
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    body = {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": {**params, "_meta": META}}
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+def rpc(client: Client2026, method: str, params: dict[str, Any]) -> dict[str, Any]:
     try:
-        with urllib.request.urlopen(request, timeout=30) as resp:
-            reply = json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        reply = json.loads(err.read())
-    if "error" in reply:
-        raise SystemExit(f"{method} failed: {reply['error']}")
-    return reply["result"]  # type: ignore[no-any-return]
+        return client.request(method, params)
+    except RpcError as exc:
+        raise SystemExit(f"{method} failed: {exc}") from None
+    except ConnectionTrouble as exc:
+        raise SystemExit(f"{method} failed: {exc.message}") from None
 
 
 def show(label: str, task: dict[str, Any]) -> None:
@@ -52,11 +38,11 @@ def show(label: str, task: dict[str, Any]) -> None:
     print(f"  {label:<10} {task['status']:<15} {extra}")
 
 
-def poll(url: str, task_id: str, until: set[str], timeout: float) -> dict[str, Any]:
+def poll(client: Client2026, task_id: str, until: set[str], timeout: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     last = None
     while True:
-        task = rpc(url, "tasks/get", {"taskId": task_id})
+        task = rpc(client, "tasks/get", {"taskId": task_id})
         if (task["status"], task.get("statusMessage")) != last:
             show("tasks/get", task)
             last = (task["status"], task.get("statusMessage"))
@@ -74,10 +60,10 @@ def main() -> int:
     parser.add_argument("--url", default="http://127.0.0.1:3000/mcp")
     parser.add_argument("--token", help="bearer token, for a deployment behind an authorizer")
     args = parser.parse_args()
-    url = args.url
+    client = Client2026(Http(args.url, {"authorization": f"Bearer {args.token}"} if args.token else {}, 30))
     terminal = {"completed", "failed", "cancelled"}
 
-    discover = rpc(url, "server/discover", {}, args.token)
+    discover = rpc(client, "server/discover", {})
     print(
         f"server/discover: {discover['_meta']['io.modelcontextprotocol/serverInfo']}, "
         f"extensions={list(discover['capabilities']['extensions'])}"
@@ -85,46 +71,43 @@ def main() -> int:
 
     print("\n1. slow_compute(seconds=3) as a task")
     created = rpc(
-        url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 3, "label": "demo"}}, args.token
+        client, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 3, "label": "demo"}}
     )
     print(
         f"  tools/call  resultType={created['resultType']} taskId={created['taskId']} "
         f"ttlMs={created['ttlMs']} pollIntervalMs={created['pollIntervalMs']}"
     )
-    done = poll(url, created["taskId"], terminal, 30)
+    done = poll(client, created["taskId"], terminal, 30)
     assert done["status"] == "completed", done
     print(f"  result      {done['result']['content'][0]['text']}")
 
     print("\n2. confirm_delete(filename=report.csv): a question, then an answer")
-    created = rpc(
-        url, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "report.csv"}}, args.token
-    )
-    parked = poll(url, created["taskId"], {"input_required"} | terminal, 30)
+    created = rpc(client, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "report.csv"}})
+    parked = poll(client, created["taskId"], {"input_required"} | terminal, 30)
     assert parked["status"] == "input_required", parked
     for key, request in parked["inputRequests"].items():
         print(f"  asks        [{key}] {request['params']['message']}")
     ack = rpc(
-        url,
+        client,
         "tasks/update",
         {
             "taskId": created["taskId"],
             "inputResponses": {"confirm_delete": {"action": "accept", "content": {"confirm": True}}},
         },
-        args.token,
     )
     print(f"  tasks/update {ack}")
-    done = poll(url, created["taskId"], terminal, 30)
+    done = poll(client, created["taskId"], terminal, 30)
     assert done["status"] == "completed", done
     print(f"  result      {done['result']['content'][0]['text']}")
 
     print("\n3. slow_compute(seconds=60), cancelled")
     created = rpc(
-        url, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60, "label": "long"}}, args.token
+        client, "tools/call", {"name": "slow_compute", "arguments": {"seconds": 60, "label": "long"}}
     )
-    poll(url, created["taskId"], {"working"}, 10)
+    poll(client, created["taskId"], {"working"}, 10)
     started = time.monotonic()
-    print(f"  tasks/cancel {rpc(url, 'tasks/cancel', {'taskId': created['taskId']}, args.token)}")
-    done = poll(url, created["taskId"], terminal, 10)
+    print(f"  tasks/cancel {rpc(client, 'tasks/cancel', {'taskId': created['taskId']})}")
+    done = poll(client, created["taskId"], terminal, 10)
     elapsed = time.monotonic() - started
     print(f"  terminal after {elapsed:.2f}s: {done['status']}")
     assert done["status"] == "cancelled" and elapsed < 2, (done, elapsed)

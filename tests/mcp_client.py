@@ -1,49 +1,97 @@
-"""A small raw 2026-07-28 client for tests: builds envelopes, headers and polls."""
+"""The tests' MCP clients: the CLI's ``Client2026``/``Client2025`` (taskgate_cli.protocol)
+over test transports, plus the conveniences tests want (raw replies, polling).
+
+Envelopes, headers and SSE parsing all come from the CLI package; nothing here
+builds a request by hand.
+"""
 
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-PROTOCOL = "2026-07-28"
-TASKS_EXT = "io.modelcontextprotocol/tasks"
-NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
-TERMINAL = {"completed", "failed", "cancelled"}
+from taskgate_cli import protocol
+from taskgate_cli.protocol import PROTOCOL_2026, TASKS_EXT, Client2025, Client2026
+from taskgate_cli.transport import Reply, reply_of
+from taskgate_cli.transport import parse_sse as _parse_sse
+
+PROTOCOL = PROTOCOL_2026
+TERMINAL = set(protocol.TERMINAL)
+CLIENT_INFO = {"name": "taskgate-tests", "version": "0"}
+
+__all__ = [
+    "PROTOCOL",
+    "TASKS_EXT",
+    "TERMINAL",
+    "Legacy",
+    "Mcp",
+    "PostTransport",
+    "TestClientTransport",
+    "envelope",
+    "headers_for",
+    "meta",
+    "parse_sse",
+]
+
+Post = Callable[[Any, dict[str, str]], tuple[int, Any]]
 
 
+# --- transports ---------------------------------------------------------------------------
+class PostTransport:
+    """``post(body, headers) -> (status, json)`` (a TestClient POST, or the server's
+    ``handle`` called in process) as a CLI transport."""
+
+    def __init__(self, post: Post) -> None:
+        self.post = post
+
+    def send(
+        self, method: str, headers: dict[str, str], body: Any = None, *, timeout: float | None = None
+    ) -> Reply:
+        status, parsed = self.post(body, headers)
+        return Reply(status, {}, parsed)
+
+
+class TestClientTransport:
+    """A Starlette ``TestClient`` as a CLI transport (``headers``: sent with every request)."""
+
+    __test__ = False  # not a test class, whatever its name says
+
+    def __init__(self, http: Any, headers: dict[str, str] | None = None, path: str = "/mcp") -> None:
+        self.http = http
+        self.headers = headers or {}
+        self.path = path
+
+    def send(
+        self, method: str, headers: dict[str, str], body: Any = None, *, timeout: float | None = None
+    ) -> Reply:
+        content = None if body is None else json.dumps(body)
+        resp = self.http.request(method, self.path, content=content, headers={**self.headers, **headers})
+        return reply_of(resp.status_code, dict(resp.headers), resp.content, self.path)
+
+
+# --- 2026-07-28 ---------------------------------------------------------------------------
 def meta(tasks: bool = True) -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXT: {}}} if tasks else {},
-        "io.modelcontextprotocol/clientInfo": {"name": "taskgate-tests", "version": "0"},
-    }
+    """The tests' ``_meta``: the tasks extension (unless ``tasks=False``), no elicitation."""
+    return protocol.meta_2026(tasks=tasks, elicitation=False, client_info=CLIENT_INFO)
 
 
 def envelope(method: str, params: dict[str, Any], msg_id: int, tasks: bool = True) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": meta(tasks)}}
+    return protocol.envelope(method, params, msg_id, meta(tasks))
 
 
 def headers_for(method: str, params: dict[str, Any]) -> dict[str, str]:
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": PROTOCOL,
-        "mcp-method": method,
-    }
-    field = NAME_FIELD.get(method)
-    if field and isinstance(params.get(field), str):
-        headers["mcp-name"] = params[field]
-    return headers
+    return protocol.headers_2026(method, params)
 
 
 class Mcp:
     """``post(body, headers) -> (status, json)`` is all it needs from the transport."""
 
-    def __init__(self, post: Callable[[dict[str, Any], dict[str, str]], tuple[int, Any]]) -> None:
+    def __init__(self, post: Post) -> None:
         self._post = post
-        self._ids = itertools.count(1)
+        self.client = Client2026(PostTransport(post), meta=meta())
 
     def raw(self, body: Any, headers: dict[str, str]) -> tuple[int, Any]:
         return self._post(body, headers)
@@ -51,10 +99,8 @@ class Mcp:
     def request(
         self, method: str, params: dict[str, Any] | None = None, *, tasks: bool = True
     ) -> dict[str, Any]:
-        params = params or {}
-        status, body = self._post(
-            envelope(method, params, next(self._ids), tasks), headers_for(method, params)
-        )
+        """The whole JSON-RPC response (errors too), with the HTTP status as ``_http_status``."""
+        status, body = self.client.send(method, params or {}, meta=meta(tasks))
         body["_http_status"] = status
         return body  # type: ignore[no-any-return]
 
@@ -85,72 +131,48 @@ class Mcp:
             time.sleep(0.05)
 
 
+# --- 2025-11-25 ---------------------------------------------------------------------------
 def parse_sse(text: str) -> list[dict[str, Any]]:
-    """Events of an SSE body: each {"id": ..., "retry": ..., "data": parsed JSON or None}."""
-    import json
-
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        if not block.strip():
-            continue
-        event: dict[str, Any] = {"id": None, "retry": None, "data": None}
-        data_lines = []
-        for line in block.split("\n"):
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id":
-                event["id"] = value
-            elif name == "retry":
-                event["retry"] = int(value)
-            elif name == "data":
-                data_lines.append(value)
-        raw = "\n".join(data_lines)
-        event["data"] = json.loads(raw) if raw.strip() else None
-        events.append(event)
-    return events
+    """Events of an SSE body: each {"id": ..., "retry": ..., "data": the JSON-RPC message or None}."""
+    return [{"id": e.id, "retry": e.retry_ms, "data": e.message()} for e in _parse_sse(text)]
 
 
 class Legacy:
-    """A 2025-11-25 client over a Starlette TestClient: initialize, session header, SSE."""
+    """A 2025-11-25 session over a Starlette TestClient: ``initialize`` through the CLI's
+    ``Client2025``; ``post``/``resume`` return the raw responses for tests to inspect."""
 
     def __init__(self, http: Any, token: str | None = None) -> None:
         self.http = http
         self.token = token
-        self.session_id: str | None = None
-        self._ids = itertools.count(1)
+        auth = {"authorization": f"Bearer {token}"} if token else {}
+        self.client = Client2025(
+            TestClientTransport(http, auth), capabilities={"tasks": {}}, client_info=CLIENT_INFO
+        )
+        self._ids = itertools.count(1)  # the raw posts' own ids: tests expect 1, 2, … after initialize
+
+    @property
+    def session_id(self) -> str | None:
+        return self.client.session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self.client.session_id = value
 
     def headers(self, **extra: str) -> dict[str, str]:
-        h = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        if self.session_id:
-            h["mcp-session-id"] = self.session_id
-            h["mcp-protocol-version"] = "2025-11-25"
-        if self.token:
-            h["authorization"] = f"Bearer {self.token}"
-        h.update(extra)
-        return h
+        auth = {"authorization": f"Bearer {self.token}"} if self.token else {}
+        return self.client.headers(**auth, **extra)
 
     def initialize(self) -> dict[str, Any]:
-        resp = self.http.post(
-            "/mcp",
-            json={
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"tasks": {}},
-                    "clientInfo": {"name": "tests", "version": "0"},
-                },
-            },
-            headers=self.headers(),
-        )
-        assert resp.status_code == 200, resp.text
-        self.session_id = resp.headers["mcp-session-id"]
-        return resp.json()["result"]  # type: ignore[no-any-return]
+        self.client.open()
+        assert self.client.initialized is not None
+        return self.client.initialized
 
     def post(self, method: str, params: dict[str, Any] | None = None, **headers: str) -> Any:
-        body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params or {}}
-        return self.http.post("/mcp", json=body, headers=self.headers(**headers))
+        return self.http.post(
+            "/mcp",
+            json=protocol.rpc_request(method, params or {}, next(self._ids)),
+            headers=self.headers(**headers),
+        )
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         resp = self.post(method, params)
@@ -166,7 +188,5 @@ class Legacy:
         return self.http.get("/mcp", headers=self.headers(**{"last-event-id": last_event_id}))
 
     def answer(self, request_id: str, result: dict[str, Any]) -> int:
-        resp = self.http.post(
-            "/mcp", json={"jsonrpc": "2.0", "id": request_id, "result": result}, headers=self.headers()
-        )
-        return int(resp.status_code)
+        message = protocol.rpc_response(request_id, result)
+        return int(self.http.post("/mcp", json=message, headers=self.headers()).status_code)

@@ -9,6 +9,10 @@ questions arrive in ``tasks/get``'s ``inputRequests`` and are answered with
 ``Mcp-Session-Id``, ``params.task`` on ``tools/call``, questions as
 ``elicitation/create`` requests on the ``tasks/result`` event stream answered by
 POSTing the JSON-RPC response, results through ``tasks/result``.
+
+Both run over any ``Transport`` (the CLI's is ``transport.Http``). The message and
+header builders below are public: the tests, the bench and the scripts build their
+requests with them rather than by hand.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from . import __version__
-from .transport import ConnectionTrouble, Http, Reply, RpcError
+from .transport import ConnectionTrouble, Reply, RpcError, Transport
 
 PROTOCOL_2026 = "2026-07-28"
 PROTOCOL_2025 = "2025-11-25"
@@ -32,6 +36,8 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 CLIENT_INFO = {"name": "taskgate-cli", "version": __version__}
 ACCEPT = "application/json, text/event-stream"
+# What the CLI tells a 2025 server it can do (2026 says the same in every request's _meta).
+CAPABILITIES_2025: dict[str, Any] = {"tasks": {}, "elicitation": {"form": {}, "url": {}}}
 # Methods whose Mcp-Name header mirrors a params field (2026 routing headers).
 NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
@@ -103,7 +109,64 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
 
 
-def _expect_result(body: Any, http_status: int) -> dict[str, Any]:
+def meta_2026(
+    *, tasks: bool = True, elicitation: bool = True, client_info: dict[str, Any] = CLIENT_INFO
+) -> dict[str, Any]:
+    """The ``_meta`` every 2026-07-28 request carries: version, capabilities, client."""
+    capabilities: dict[str, Any] = {}
+    if tasks:
+        capabilities["extensions"] = {TASKS_EXT: {}}
+    if elicitation:
+        capabilities["elicitation"] = {"form": {}, "url": {}}
+    return {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_2026,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": client_info,
+    }
+
+
+def rpc_request(method: str, params: dict[str, Any], msg_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+
+
+def rpc_response(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    """A client's answer to a server request (2025: ``elicitation/create``)."""
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def envelope(method: str, params: dict[str, Any], msg_id: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 request: ``meta`` (see ``meta_2026``) goes in ``params._meta``."""
+    return rpc_request(method, {**params, "_meta": meta}, msg_id)
+
+
+def headers_2026(method: str, params: dict[str, Any]) -> dict[str, str]:
+    """The headers a 2026-07-28 request needs: content negotiation, version, and the
+    routing headers ``Mcp-Method`` and (for the methods that name something) ``Mcp-Name``."""
+    headers = {
+        "content-type": "application/json",
+        "accept": ACCEPT,
+        "mcp-protocol-version": PROTOCOL_2026,
+        "mcp-method": method,
+    }
+    name_field = NAME_FIELD.get(method)
+    if name_field and isinstance(params.get(name_field), str):
+        headers["mcp-name"] = params[name_field]
+    return headers
+
+
+def param_headers(tool: dict[str, Any], arguments: dict[str, Any]) -> dict[str, str]:
+    """``Mcp-Param-*`` headers for the arguments the tool's schema marks ``x-mcp-header``."""
+    headers: dict[str, str] = {}
+    properties = (tool.get("inputSchema") or {}).get("properties") or {}
+    for prop, schema in properties.items():
+        if isinstance(schema, dict) and "x-mcp-header" in schema and arguments.get(prop) is not None:
+            headers[f"mcp-param-{schema['x-mcp-header']}".lower()] = _param_header(arguments[prop])
+    return headers
+
+
+def expect_result(body: Any, http_status: int) -> dict[str, Any]:
+    """The ``result`` of a JSON-RPC response; ``RpcError`` for an error response and
+    ``ConnectionTrouble`` for anything that is not a response."""
     if not isinstance(body, dict):
         raise ConnectionTrouble(f"expected a JSON-RPC response, got HTTP {http_status} {body!r:.200}")
     if "error" in body:
@@ -135,8 +198,9 @@ def _list_tools(request: Callable[[str, dict[str, Any]], dict[str, Any]]) -> lis
 class Client2026:
     era = "2026"
 
-    def __init__(self, http: Http) -> None:
+    def __init__(self, http: Transport, *, meta: dict[str, Any] | None = None) -> None:
         self.http = http
+        self.meta = meta if meta is not None else meta_2026()
         self._ids = itertools.count(1)
 
     def open(self) -> None:
@@ -145,33 +209,26 @@ class Client2026:
     def close(self) -> None:
         """Stateless: nothing to close."""
 
-    def _meta(self) -> dict[str, Any]:
-        return {
-            "io.modelcontextprotocol/protocolVersion": PROTOCOL_2026,
-            "io.modelcontextprotocol/clientCapabilities": {
-                "extensions": {TASKS_EXT: {}},
-                "elicitation": {"form": {}, "url": {}},
-            },
-            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-        }
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any],
+        extra_headers: dict[str, str] | None = None,
+        *,
+        meta: dict[str, Any] | None = None,
+    ) -> tuple[int, Any]:
+        """One request: ``(HTTP status, the JSON-RPC response)``, errors included."""
+        msg_id = next(self._ids)
+        body = envelope(method, params, msg_id, self.meta if meta is None else meta)
+        with self.http.send("POST", {**headers_2026(method, params), **(extra_headers or {})}, body) as reply:
+            return reply.status, response_of(reply, msg_id)
 
     def request(
         self, method: str, params: dict[str, Any], extra_headers: dict[str, str] | None = None
     ) -> dict[str, Any]:
-        headers = {
-            "content-type": "application/json",
-            "accept": ACCEPT,
-            "mcp-protocol-version": PROTOCOL_2026,
-            "mcp-method": method,
-            **(extra_headers or {}),
-        }
-        name_field = NAME_FIELD.get(method)
-        if name_field and isinstance(params.get(name_field), str):
-            headers["mcp-name"] = params[name_field]
-        msg_id = next(self._ids)
-        body = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {**params, "_meta": self._meta()}}
-        with self.http.send("POST", headers, body) as reply:
-            return _expect_result(_response_of(reply, msg_id), reply.status)
+        """One request's ``result``; ``RpcError`` if the server answered an error."""
+        status, message = self.send(method, params, extra_headers)
+        return expect_result(message, status)
 
     def list_tools(self) -> list[dict[str, Any]]:
         return _list_tools(self.request)
@@ -182,12 +239,7 @@ class Client2026:
         params: dict[str, Any] = {"name": tool["name"], "arguments": arguments}
         if answers:
             params["inputResponses"] = answers
-        headers: dict[str, str] = {}
-        properties = (tool.get("inputSchema") or {}).get("properties") or {}
-        for prop, schema in properties.items():
-            if isinstance(schema, dict) and "x-mcp-header" in schema and arguments.get(prop) is not None:
-                headers[f"mcp-param-{schema['x-mcp-header']}"] = _param_header(arguments[prop])
-        result = self.request("tools/call", params, headers)
+        result = self.request("tools/call", params, param_headers(tool, arguments))
         kind = result.get("resultType")
         if kind == "task":
             return CallReply(task=self._view(result))
@@ -244,7 +296,7 @@ def _questions_of(requests: Any) -> list[Question]:
     return out
 
 
-def _response_of(reply: Reply, msg_id: Any) -> Any:
+def response_of(reply: Reply, msg_id: Any) -> Any:
     """The JSON-RPC response to ``msg_id`` from a JSON body or from an event stream."""
     if not reply.is_stream:
         return reply.body
@@ -258,15 +310,26 @@ def _response_of(reply: Reply, msg_id: Any) -> Any:
 class Client2025:
     era = "2025"
 
-    def __init__(self, http: Http) -> None:
+    def __init__(
+        self,
+        http: Transport,
+        *,
+        capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] = CLIENT_INFO,
+    ) -> None:
         self.http = http
+        self.capabilities = capabilities if capabilities is not None else CAPABILITIES_2025
+        self.client_info = client_info
         self.session_id: str | None = None
+        # initialize's result (the server's capabilities and info), once open() has run.
+        self.initialized: dict[str, Any] | None = None
         self._ids = itertools.count(1)
         self._progress_token = f"taskgate-cli-{uuid.uuid4().hex[:12]}"
         # Question key (a string) -> the JSON-RPC id the server used, echoed in the answer.
         self._request_ids: dict[str, Any] = {}
 
-    def _headers(self, **extra: str) -> dict[str, str]:
+    def headers(self, **extra: str) -> dict[str, str]:
+        """Headers for a request in this session (``extra`` last: it may override)."""
         headers = {"content-type": "application/json", "accept": ACCEPT}
         if self.session_id:
             headers["mcp-session-id"] = self.session_id
@@ -274,42 +337,46 @@ class Client2025:
         headers.update(extra)
         return headers
 
+    def message(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A request with this session's next id."""
+        return rpc_request(method, params, next(self._ids))
+
     def open(self) -> None:
-        body = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": "initialize",
-            "params": {
+        body = self.message(
+            "initialize",
+            {
                 "protocolVersion": PROTOCOL_2025,
-                "capabilities": {"tasks": {}, "elicitation": {"form": {}, "url": {}}},
-                "clientInfo": CLIENT_INFO,
+                "capabilities": self.capabilities,
+                "clientInfo": self.client_info,
             },
-        }
-        with self.http.send("POST", self._headers(), body) as reply:
-            result = _expect_result(_response_of(reply, body["id"]), reply.status)
+        )
+        with self.http.send("POST", self.headers(), body) as reply:
+            result = expect_result(response_of(reply, body["id"]), reply.status)
             self.session_id = reply.headers.get("mcp-session-id")
         version = result.get("protocolVersion")
         if version != PROTOCOL_2025:
             raise ConnectionTrouble(f"the server negotiated {version!r}, not {PROTOCOL_2025}")
+        self.initialized = result
         notice = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        self.http.send("POST", self._headers(), notice).close()
+        self.http.send("POST", self.headers(), notice).close()
 
     def close(self) -> None:
         if self.session_id:
             with contextlib.suppress(ConnectionTrouble, OSError):
-                self.http.send("DELETE", self._headers(), timeout=5).close()
+                self.http.send("DELETE", self.headers(), timeout=5).close()
             self.session_id = None
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        msg_id = next(self._ids)
-        body = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
-        reply = self.http.send("POST", self._headers(), body)
+        body = self.message(method, params)
+        msg_id = body["id"]
+        reply = self.http.send("POST", self.headers(), body)
+        # The last event id seen on any stream: one that carries only notifications has none.
+        last_id: str | None = None
+        retry_ms = 500
         for _ in range(100):
             with reply:
                 if not reply.is_stream:
-                    return _expect_result(reply.body, reply.status)
-                last_id: str | None = None
-                retry_ms = 500
+                    return expect_result(reply.body, reply.status)
                 for event in reply.events():
                     last_id = event.id or last_id
                     retry_ms = event.retry_ms or retry_ms
@@ -319,12 +386,12 @@ class Client2025:
                         and message.get("id") == msg_id
                         and ("result" in message or "error" in message)
                     ):
-                        return _expect_result(message, reply.status)
+                        return expect_result(message, reply.status)
             # The stream ended before the response (SEP-1699): resume where it stopped.
             if last_id is None:
                 raise ConnectionTrouble("the event stream ended without a response or an event id")
             time.sleep(retry_ms / 1000)
-            reply = self.http.send("GET", self._headers(**{"last-event-id": last_id}))
+            reply = self.http.send("GET", self.headers(**{"last-event-id": last_id}))
         raise ConnectionTrouble("no response after 100 resumed streams")
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -361,15 +428,10 @@ class Client2025:
         """Open ``tasks/result`` and collect the ``elicitation/create`` requests it
         sends; stop when the stream ends, says the task is no longer waiting, or
         carries the final response."""
-        body = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": "tasks/result",
-            "params": {"taskId": view.task_id},
-        }
+        body = self.message("tasks/result", {"taskId": view.task_id})
         found: list[Question] = []
         try:
-            reply = self.http.send("POST", self._headers(), body, timeout=15)
+            reply = self.http.send("POST", self.headers(), body, timeout=15)
         except ConnectionTrouble as exc:
             if exc.retryable:
                 return []  # e.g. the task moved on and the stream stayed quiet: poll again
@@ -404,8 +466,8 @@ class Client2025:
 
     def answer(self, task_id: str, answers: dict[str, Any]) -> None:
         for key, response in answers.items():
-            message = {"jsonrpc": "2.0", "id": self._request_ids.get(key, key), "result": response}
-            with self.http.send("POST", self._headers(), message) as reply:
+            message = rpc_response(self._request_ids.get(key, key), response)
+            with self.http.send("POST", self.headers(), message) as reply:
                 if reply.status >= 400:
                     error = reply.body.get("error") if isinstance(reply.body, dict) else None
                     raise RpcError.from_error(error or {"message": f"HTTP {reply.status}"}, reply.status)

@@ -1,15 +1,22 @@
-"""HTTP for the CLI, stdlib only: JSON-RPC POSTs answered with JSON or an SSE stream."""
+"""HTTP for the CLI, stdlib only: JSON-RPC POSTs answered with JSON or an SSE stream.
+
+The protocol clients talk to a ``Transport``: anything that sends one request and
+returns a ``Reply``. ``Http`` is the CLI's (urllib); tests and the bench plug in their
+own (Starlette's TestClient, an in-process call, httpx) and build replies with
+``reply_of`` so that every transport reads an answer the same way.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.client import HTTPResponse
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 
 class ConnectionTrouble(Exception):
@@ -63,16 +70,14 @@ class SseEvent:
         return parsed if isinstance(parsed, dict) else None
 
 
-def iter_sse(response: HTTPResponse) -> Iterator[SseEvent]:
-    """Events of a ``text/event-stream`` body as they arrive (not after the stream ends)."""
+def iter_sse(lines: Iterable[bytes]) -> Iterator[SseEvent]:
+    """Events of a ``text/event-stream`` body, line by line as they arrive (not after
+    the stream ends)."""
     event_id: str | None = None
     data: list[str] = []
     retry: int | None = None
     seen_field = False
-    while True:
-        raw = response.readline()
-        if not raw:
-            break
+    for raw in lines:
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if not line:
             if seen_field:
@@ -94,28 +99,36 @@ def iter_sse(response: HTTPResponse) -> Iterator[SseEvent]:
         yield SseEvent(event_id, "\n".join(data), retry)
 
 
+def parse_sse(body: bytes | str) -> list[SseEvent]:
+    """Every event of a complete ``text/event-stream`` body."""
+    data = body.encode() if isinstance(body, str) else body
+    return list(iter_sse(io.BytesIO(data)))
+
+
 @dataclass
 class Reply:
-    """One HTTP answer: a parsed JSON body, or an open event stream to iterate."""
+    """One HTTP answer: a parsed JSON body, or an event stream's lines to read as
+    events (``closer`` releases the connection under them)."""
 
     status: int
     headers: dict[str, str]
     body: Any = None
-    _response: HTTPResponse | None = field(default=None, repr=False)
+    lines: Iterator[bytes] | None = field(default=None, repr=False)
+    closer: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def is_stream(self) -> bool:
-        return self._response is not None
+        return self.lines is not None
 
     def events(self) -> Iterator[SseEvent]:
-        if self._response is None:
+        if self.lines is None:
             return iter(())
-        return iter_sse(self._response)
+        return iter_sse(self.lines)
 
     def close(self) -> None:
-        if self._response is not None:
-            self._response.close()
-            self._response = None
+        if self.closer is not None:
+            self.closer()
+            self.closer = None
 
     def __enter__(self) -> Reply:
         return self
@@ -126,11 +139,48 @@ class Reply:
         self.close()
 
 
+class Transport(Protocol):
+    """Sends one request to the MCP endpoint. ``body`` is a JSON value (None for
+    GET/DELETE); ``headers`` are lower-case names."""
+
+    def send(
+        self, method: str, headers: dict[str, str], body: Any = None, *, timeout: float | None = None
+    ) -> Reply: ...
+
+
 def _retry_after(headers: dict[str, str]) -> float | None:
     try:
         return float(headers["retry-after"])
     except (KeyError, ValueError):
         return None
+
+
+def reply_of(status: int, headers: dict[str, str], raw: bytes, where: str = "the server") -> Reply:
+    """What a complete answer means: an event stream, a JSON body (a JSON-RPC error
+    too, whatever the status), or ``ConnectionTrouble`` (retryable for 429 and 5xx)."""
+    headers = {k.lower(): v for k, v in headers.items()}
+    content_type = headers.get("content-type", "")
+    if status < 400 and content_type.startswith("text/event-stream"):
+        return Reply(status, headers, lines=io.BytesIO(raw))
+    try:
+        parsed, is_json = (json.loads(raw) if raw else None), True
+    except ValueError:
+        parsed, is_json = None, False
+    if status >= 400:
+        if isinstance(parsed, dict) and ("error" in parsed or "result" in parsed):
+            return Reply(status, headers, parsed)
+        text = raw.decode("utf-8", errors="replace").strip()[:200]
+        raise ConnectionTrouble(
+            f"HTTP {status} from {where}" + (f": {text}" if text else ""),
+            retryable=status == 429 or status >= 500,
+            retry_after=_retry_after(headers),
+        )
+    if not is_json:
+        raise ConnectionTrouble(
+            f"{where} answered HTTP {status} with something that is not JSON "
+            f"({content_type or 'no content-type'}); is this an MCP endpoint?"
+        )
+    return Reply(status, headers, parsed)
 
 
 class Http:
@@ -155,43 +205,23 @@ class Http:
         try:
             response: HTTPResponse = urllib.request.urlopen(request, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as err:
-            err_headers = {k.lower(): v for k, v in err.headers.items()}
+            err_headers = dict(err.headers.items())
             raw = err.read()
-            status = err.code
             err.close()
-            try:
-                parsed = json.loads(raw) if raw else None
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict) and ("error" in parsed or "result" in parsed):
-                return Reply(status, err_headers, parsed)
-            retryable = status == 429 or status >= 500
-            text = raw.decode("utf-8", errors="replace").strip()[:200]
-            raise ConnectionTrouble(
-                f"HTTP {status} from {self.url}" + (f": {text}" if text else ""),
-                retryable=retryable,
-                retry_after=_retry_after(err_headers),
-            ) from None
+            return reply_of(err.code, err_headers, raw, self.url)
         except urllib.error.URLError as err:
             raise ConnectionTrouble(f"cannot reach {self.url}: {err.reason}", retryable=True) from None
         except (TimeoutError, ConnectionError) as err:
             raise ConnectionTrouble(f"cannot reach {self.url}: {err}", retryable=True) from None
         resp_headers = {k.lower(): v for k, v in response.headers.items()}
-        content_type = resp_headers.get("content-type", "")
-        if content_type.startswith("text/event-stream"):
-            return Reply(response.status, resp_headers, None, response)
+        if resp_headers.get("content-type", "").startswith("text/event-stream"):
+            return Reply(
+                response.status, resp_headers, lines=iter(response.readline, b""), closer=response.close
+            )
         try:
             raw = response.read()
         except (TimeoutError, OSError) as err:
             raise ConnectionTrouble(f"connection to {self.url} broke: {err}", retryable=True) from None
         finally:
             response.close()
-        if not raw:
-            return Reply(response.status, resp_headers, None)
-        try:
-            return Reply(response.status, resp_headers, json.loads(raw))
-        except ValueError:
-            raise ConnectionTrouble(
-                f"{self.url} answered HTTP {response.status} with something that is not JSON "
-                f"({content_type or 'no content-type'}); is this an MCP endpoint?"
-            ) from None
+        return reply_of(response.status, resp_headers, raw, self.url)
