@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean
+.PHONY: setup serve test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean
 
 setup:
 	@scripts/bootstrap.sh
@@ -15,8 +15,12 @@ serve: setup
 test: setup lint typecheck
 	$(PY) -m pytest -q
 
+# The hermetic tier: in-memory fakes, sockets and subprocesses refused (tests/unit/conftest.py).
 unit: setup
 	$(PY) -m pytest -q tests/unit
+
+integration: setup
+	$(PY) -m pytest -q tests/integration
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -29,7 +29,8 @@ def trace(tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None) -
     from taskgate import wiring
     from taskgate.local.runtime import EmbeddedAws
 
-    calls: list[str] = []
+    # (task id the call touched, description): a process may still run other tasks' steps.
+    calls: list[tuple[str | None, str]] = []
     originals = {
         op: getattr(DynamoDBBackend, op)
         for op in ("put_item", "update_item", "get_item", "delete_item", "query", "scan")
@@ -38,7 +39,9 @@ def trace(tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None) -
 
         def wrapper(self: Any, *args: Any, __op: str = op, __orig: Any = original, **kwargs: Any) -> Any:
             expr = kwargs.get("update_expression") or ""
-            calls.append(f"{__op}{(' ' + expr.split(',')[0]) if expr else ''}")
+            item = kwargs.get("key") or kwargs.get("item_attrs") or (args[1] if len(args) > 1 else None)
+            task = item.get("taskId", {}).get("S") if isinstance(item, dict) else None
+            calls.append((task, f"{__op}{(' ' + expr.split(',')[0]) if expr else ''}"))
             return __orig(self, *args, **kwargs)
 
         setattr(DynamoDBBackend, op, wrapper)
@@ -73,7 +76,11 @@ def trace(tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None) -
             "states": states,
             "transitions": len(states),
             "lambda_invocations": states.count("RunTool"),
-            "dynamodb_writes": [c for c in calls if not c.startswith(("get_item", "query", "scan"))],
+            "dynamodb_writes": [
+                c
+                for task, c in calls
+                if task == record.task_id and not c.startswith(("get_item", "query", "scan"))
+            ],
         }
     finally:
         runtime.stop()

@@ -157,3 +157,10 @@ def test_protocol_and_domain_never_import_the_aws_sdk() -> None:
     for package in ("protocol", "domain"):
         for source in (root / package).rglob("*.py"):
             assert "botocore" not in source.read_text() and "boto3" not in source.read_text(), source
+
+
+def test_the_cli_names_what_the_registry_says_mcp_name_mirrors(world: World) -> None:
+    from taskgate_cli.protocol import NAME_FIELD
+
+    era_2026 = world.server.eras[0]
+    assert NAME_FIELD == {m.name: m.name_field for m in era_2026.methods if m.name_field}

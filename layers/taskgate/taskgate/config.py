@@ -41,6 +41,8 @@ class Settings(BaseModel):
     max_body_bytes: Positive = 1_048_576
     # Under API Gateway's 29 s, with room for the Lambda's own overhead.
     stream_max_seconds: Annotated[float, Field(gt=0, le=28)] = 20.0
+    # How often a waiting tasks/result stream reads the task.
+    stream_poll_ms: Positive = 250
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.

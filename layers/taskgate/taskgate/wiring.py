@@ -91,7 +91,11 @@ def build_mcp_server(
     kept = session_store or sessions()
     services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
     streams = ResultStreams(
-        services.tasks, kept, budget_seconds=s.stream_max_seconds, log_retention_ms=s.stream_log_ttl_ms
+        services.tasks,
+        kept,
+        budget_seconds=s.stream_max_seconds,
+        poll_seconds=s.stream_poll_ms / 1000,
+        log_retention_ms=s.stream_log_ttl_ms,
     )
     # The order is the order eras are asked; 2025 serves whatever carries no later mark.
     return McpServer(

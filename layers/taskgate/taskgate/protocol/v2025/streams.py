@@ -44,7 +44,7 @@ class ResultStreams:
         *,
         budget_seconds: float,
         log_retention_ms: int,
-        poll_seconds: float = 0.25,
+        poll_seconds: float,
         retry_ms: int = 500,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
