@@ -55,7 +55,7 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     assert not (layer / "taskgate" / "local").exists()
     assert not list(layer.rglob("taskgate/local*"))
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
-    assert (build / "ToolsLayer" / "python" / "taskgate_conformance.py").exists()
+    assert (build / "ToolsLayer" / "python" / "taskgate_conformance" / "tools.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
     _assert_ships_bytecode(layer)
     _assert_ships_bytecode(build / "ToolsLayer" / "python")

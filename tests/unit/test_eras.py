@@ -163,4 +163,4 @@ def test_the_cli_names_what_the_registry_says_mcp_name_mirrors(world: World) -> 
     from taskgate_cli.protocol import NAME_FIELD
 
     era_2026 = world.server.eras[0]
-    assert NAME_FIELD == {m.name: m.name_field for m in era_2026.methods if m.name_field}
+    assert {m.name: m.name_field for m in era_2026.methods if m.name_field} == NAME_FIELD

@@ -1,9 +1,5 @@
-"""Fixture tools the MCP conformance suite calls by name. They exist for the suite;
-their names, arguments and texts follow its expectations.
-
-A module of its own, outside ``taskgate_tools``, so a deployment serves them only when
-``ToolModules`` names it (the default does, first: the suite calls the first tool listed;
-the prod environment in samconfig.toml does not)."""
+"""Fixture tools the MCP conformance suite calls by name (the first one registered is
+listed first: the suite calls it with no arguments)."""
 
 from __future__ import annotations
 
