@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
-from .domain.worker import StepKind, StepOutcome
+if TYPE_CHECKING:
+    from .domain.worker import StepOutcome
 
 # Every metric the code emits, by name: the template's dashboard and alarms use these,
 # and tests/unit/test_template.py keeps the two in step.
@@ -62,6 +63,8 @@ def audit_hook(logger: Logger, metrics: Metrics) -> Callable[[str, dict[str, Any
 
 
 def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: StepOutcome) -> None:
+    from .domain.worker import StepKind  # the worker's own module: the API never imports it
+
     if outcome.kind is StepKind.FINISHED:
         status = outcome.status.value if outcome.status else None
     else:

@@ -7,6 +7,7 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
@@ -19,14 +20,18 @@ from .domain.limits import Limits
 from .domain.results import ResultStore
 from .domain.service import TaskService
 from .domain.sessions import SessionStore
-from .domain.sweeper import Sweeper
-from .domain.worker import Worker
+from .protocol.deferred import DeferredEra
+from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.shared import AuditHook, Services
-from .protocol.v2025 import Era2025
-from .protocol.v2025.streams import ResultStreams
 from .protocol.v2026 import Era2026
 from .tools.registry import ToolRegistry, registry
+
+# Imported where they are built: each function loads its own part (the API never
+# imports the worker's step or the sweeper; the 2025 era loads with its first request).
+if TYPE_CHECKING:
+    from .domain.sweeper import Sweeper
+    from .domain.worker import Worker
 
 
 @functools.cache
@@ -36,7 +41,9 @@ def settings() -> Settings:
 
 @functools.cache
 def tools() -> ToolRegistry:
-    return registry.load(settings().tool_modules)
+    # Imported by the first request that looks at a tool (tools/list, tools/call, a
+    # worker step): a tasks/get cold start builds no tool's model.
+    return registry.defer(settings().tool_modules)
 
 
 @functools.cache
@@ -59,7 +66,9 @@ def sessions() -> DynamoDBSessionStore:
 
 @functools.cache
 def workflow() -> StepFunctionsWorkflow:
-    return StepFunctionsWorkflow(aws_clients.client("stepfunctions"), settings().state_machine_arn)
+    # Made on its first call: only tools/call, tasks/update and tasks/cancel start,
+    # resume or stop an execution, so most cold starts never build this client.
+    return StepFunctionsWorkflow(aws_clients.LazyClient("stepfunctions"), settings().state_machine_arn)
 
 
 def limits(s: Settings) -> Limits:
@@ -90,21 +99,24 @@ def build_mcp_server(
     hook: AuditHook = audit or (lambda event, fields: None)
     kept = session_store or sessions()
     services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
-    streams = ResultStreams(
-        services.tasks,
-        kept,
-        budget_seconds=s.stream_max_seconds,
-        poll_seconds=s.stream_poll_ms / 1000,
-        log_retention_ms=s.stream_log_ttl_ms,
-    )
+
+    def era2025() -> Era:
+        from .protocol.v2025 import Era2025
+        from .protocol.v2025.streams import ResultStreams
+
+        streams = ResultStreams(
+            services.tasks,
+            kept,
+            budget_seconds=s.stream_max_seconds,
+            poll_seconds=s.stream_poll_ms / 1000,
+            log_retention_ms=s.stream_log_ttl_ms,
+        )
+        return Era2025(
+            services, sessions=kept, streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms
+        )
+
     # The order is the order eras are asked; 2025 serves whatever carries no later mark.
-    return McpServer(
-        [
-            Era2026(services),
-            Era2025(services, sessions=kept, streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms),
-        ],
-        audit=hook,
-    )
+    return McpServer([Era2026(services), DeferredEra(era2025)], audit=hook)
 
 
 @functools.cache
@@ -114,6 +126,8 @@ def mcp_server() -> McpServer:
 
 @functools.cache
 def worker() -> Worker:
+    from .domain.worker import Worker
+
     s = settings()
     return Worker(
         store(),
@@ -127,6 +141,8 @@ def worker() -> Worker:
 
 @functools.cache
 def sweeper() -> Sweeper:
+    from .domain.sweeper import Sweeper
+
     s = settings()
     return Sweeper(
         store(),
