@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean
+.PHONY: setup serve test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
 
 setup:
 	@scripts/bootstrap.sh
@@ -63,6 +63,33 @@ inspector: setup
 # A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
 transcript: setup
 	$(PY) scripts/transcript_2025.py --url http://127.0.0.1:$(PORT)/mcp --token demo-token --long 45
+
+# `sam build` for an architecture: the template's Architecture and the layer wheels'
+# (layers/Makefile LAMBDA_ARCH) always the same. `make build ARCH=x86_64`.
+ARCH ?= arm64
+build: setup
+	LAMBDA_ARCH=$(ARCH) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/sam build --parameter-overrides Architecture=$(ARCH)
+
+# --- sam local invoke against a local AWS endpoint (README, "sam local invoke") ----------
+LOCAL_AWS_PORT ?= 4599
+LOCAL := PYTHONPATH=layers/taskgate:layers/tools LOCAL_AWS_PORT=$(LOCAL_AWS_PORT) $(PY) -m taskgate.local
+# A stand-in for the Lambda Python 3.13 image, for machines without registry access (root).
+lambda-image:
+	scripts/lambda_image.sh
+
+# The endpoint in the foreground (table, bucket, state machine; RunTool runs WorkerFunction
+# with sam local invoke). `make invoke` starts one in the background when none is running.
+local-aws: setup
+	$(LOCAL).endpoint
+
+# make invoke FUNCTION=ApiFunction EVENT=events/api_tools_call_task.json [TASK_ID=...]
+FUNCTION ?= ApiFunction
+EVENT ?= events/api_server_discover.json
+invoke: setup
+	$(LOCAL).sam_local invoke $(FUNCTION) $(EVENT) $(if $(TASK_ID),--task-id $(TASK_ID))
+
+local-aws-stop:
+	$(LOCAL).sam_local stop
 
 clean:
 	rm -rf $(VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -67,6 +67,10 @@ fi
 make_venv layer "$TOOLS/layer-constraints.txt" "boto3, pydantic, starlette, mangum, aws_lambda_powertools, aws_xray_sdk" \
   -r "$ROOT/layers/taskgate/requirements.txt" -r "$ROOT/layers/tools/requirements.txt"
 
+# What layers/Makefile ships beside the code: botocore's data cut to the clients' services
+# and operations, from the layer venv's own botocore (the same version as .venv's).
+PYTHONPATH="$ROOT/layers/taskgate" "$TOOLS/layer/bin/python" -m taskgate.adapters.botocore_trim
+
 "$TOOLS/mcp/bin/python" -c 'from importlib.metadata import version as v; print("bench/setup: mcp venv: mcp", v("mcp"), "mcp-types", v("mcp-types"))'
 "$TOOLS/fastmcp/bin/python" -c 'from importlib.metadata import version as v; print("bench/setup: fastmcp venv: fastmcp", v("fastmcp"), "fastmcp-tasks", v("fastmcp-tasks"), "mcp", v("mcp"))'
 "$TOOLS/layer/bin/python" -c 'from importlib.metadata import version as v; print("bench/setup: layer venv: boto3", v("boto3"), "powertools", v("aws-lambda-powertools"), "pydantic", v("pydantic"), "starlette", v("starlette"), "mangum", v("mangum"))'

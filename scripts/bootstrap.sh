@@ -26,4 +26,6 @@ echo "bootstrap: creating .venv with $("$PY" --version) ($PY)"
 .venv/bin/python -m pip install -q -r requirements-dev.txt
 # The project itself, editable: puts the `taskgate` command (cli/) in .venv/bin.
 .venv/bin/python -m pip install -q -e .
+# The slice of botocore's data the clients load (adapters/aws_clients.py), cut from .venv's botocore.
+PYTHONPATH=layers/taskgate .venv/bin/python -m taskgate.adapters.botocore_trim
 touch "$stamp"

@@ -29,7 +29,7 @@ attach_library_logs(logger)
 # and StartExecution carries the trace header on to the execution and the worker.
 
 # Validated at init: a misconfigured function fails its cold start, saying why.
-_settings = wiring.settings()
+_settings = wiring.settings().require("state_machine_arn")
 # Built during init: what every request needs, and nothing else - the DynamoDB client
 # (every method reads or writes the table), the dispatchers, the app and Mangum. The
 # Step Functions and S3 clients and the tool modules (their pydantic models and

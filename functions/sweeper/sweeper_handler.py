@@ -15,7 +15,8 @@ logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
 attach_library_logs(logger)
-wiring.settings()
+# Validated at init: a misconfigured function fails its cold start, saying why.
+wiring.settings().require("state_machine_arn")
 
 
 @logger.inject_lambda_context(clear_state=True)

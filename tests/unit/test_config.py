@@ -17,9 +17,17 @@ REQUIRED = {"TASK_TABLE": "tasks", "STATE_MACHINE_ARN": "arn:aws:states:us-east-
 
 
 def test_the_table_and_the_state_machine_are_required() -> None:
-    with pytest.raises(ConfigurationError) as missing:
+    with pytest.raises(ConfigurationError, match="TASK_TABLE"):
         Settings.from_env({})
-    assert "TASK_TABLE" in str(missing.value) and "STATE_MACHINE_ARN" in str(missing.value)
+    # The worker is given no state machine (template.yaml: the reference would be
+    # circular); the API and the sweeper require one.
+    worker = Settings.from_env({"TASK_TABLE": "tasks"})
+    with pytest.raises(ConfigurationError, match="STATE_MACHINE_ARN"):
+        worker.require("state_machine_arn")
+    assert (
+        Settings.from_env(REQUIRED).require("state_machine_arn").state_machine_arn
+        == REQUIRED["STATE_MACHINE_ARN"]
+    )
 
 
 def test_defaults_live_in_one_place_and_empty_means_unset() -> None:
@@ -57,3 +65,27 @@ def test_a_misconfigured_function_fails_its_cold_start(
         spec.loader.exec_module(module)
     sys.modules.pop(f"cold_{function}", None)
     wiring.reset()
+
+
+@pytest.mark.parametrize(("function", "starts"), [("api", False), ("worker", True), ("sweeper", False)])
+def test_only_the_worker_starts_without_a_state_machine(
+    function: str, starts: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment template.yaml gives each function: the worker has no STATE_MACHINE_ARN."""
+    monkeypatch.setenv("TASK_TABLE", "tasks")
+    monkeypatch.delenv("STATE_MACHINE_ARN", raising=False)
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    wiring.reset()
+    path = ROOT / "functions" / function / f"{function}_handler.py"
+    spec = importlib.util.spec_from_file_location(f"cold_{function}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        if starts:
+            spec.loader.exec_module(module)
+        else:
+            with pytest.raises(ConfigurationError, match="STATE_MACHINE_ARN"):
+                spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(f"cold_{function}", None)
+        wiring.reset()

@@ -31,7 +31,9 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     task_table: str = Field(min_length=1)
-    state_machine_arn: str = Field(min_length=1)
+    # The API and the sweeper start, resume and stop executions; the worker, which the
+    # state machine invokes (a reference back would be circular), is given none.
+    state_machine_arn: str = ""
     result_bucket: str = ""
     default_ttl_ms: Positive = 3_600_000
     max_ttl_ms: Positive = 86_400_000
@@ -62,6 +64,15 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
         return value
+
+    def require(self, *names: str) -> Settings:
+        """These settings, if the named ones are set (a function that needs them calls this at init)."""
+        missing = [name.upper() for name in names if not getattr(self, name)]
+        if missing:
+            raise ConfigurationError(
+                "taskgate is misconfigured: " + "; ".join(f"{name}: Field required" for name in missing)
+            )
+        return self
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -13,7 +13,8 @@ moto exactly as it talks to AWS.
    state, reported FAILED; AWS reports every stopped execution ABORTED, and so
    do we.
 3. Lambda invocation needs a Docker engine. We run the real worker handler
-   in-process instead, through the one method every invocation passes.
+   in-process instead, through the one method every invocation passes (or hand it
+   to ``sam local invoke``: taskgate.local.endpoint).
 4. A Catch whose ``Next`` is the state that failed (RunTool's continue loop) ends
    the execution in moto: it decides "Next was overridden" by comparing names.
    We mark a caught error explicitly so the state honours the Catch, as AWS does.
@@ -36,6 +37,17 @@ from collections.abc import Callable
 from typing import Any
 
 from ..domain.worker import SIGNALS
+
+
+class LambdaError(Exception):
+    """Raised by an ``invoke`` that ran the worker elsewhere (``sam local invoke``) and got
+    Lambda's error payload back: passed on as it is, as AWS passes it to the state machine."""
+
+    def __init__(self, payload: dict[str, Any], logs: str = "") -> None:
+        super().__init__(payload.get("errorMessage", ""))
+        self.payload = payload
+        self.logs = logs
+
 
 _applied = False
 # Held for every DynamoDB request (fix 5). Tests that read moto's backend directly
@@ -101,6 +113,8 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
             if _invoke is None:
                 raise RuntimeError("moto_fixes.apply() was not called")
             return json.dumps(_invoke(payload)), False, ""
+        except LambdaError as exc:
+            return json.dumps(exc.payload), True, exc.logs
         except Exception as exc:
             # Parking and continuing are signalled as errors by design (see task.asl.json).
             if not isinstance(exc, SIGNALS):

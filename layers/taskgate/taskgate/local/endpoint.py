@@ -1,0 +1,275 @@
+"""``python -m taskgate.local.endpoint``: a local AWS endpoint for ``sam local invoke``.
+
+The embedded runtime's moto, served over HTTP instead of patched into one
+process, with the resources template.yaml describes: the task table (same keys,
+indexes and TTL), the result bucket and the state machine running the real
+``statemachines/task.asl.json``. Functions started by ``sam local invoke`` reach
+it from their container at ``http://host.docker.internal:PORT`` (events/env.json
+sets ``AWS_ENDPOINT_URL``, the template's ``EndpointUrl``); it listens on every
+interface by default because that address is the Docker bridge's, not loopback.
+
+The state machine's RunTool state invokes the worker. moto would need a Docker
+engine of its own for that; instead the one method every Lambda invocation in
+moto passes (``moto_fixes``) hands the event to
+
+- ``--worker sam`` (the default): ``sam local invoke WorkerFunction``, the same
+  runtime image and template as the functions you invoke, its logs printed here,
+  Lambda's error payload (``TaskgateInputRequired`` for a question) passed back
+  to the state machine as AWS passes it; or
+- ``--worker inline``: the worker handler in this process, as ``make serve`` runs
+  it (no Docker; its clients use this endpoint).
+
+Arguments after ``--`` go to every ``sam local invoke`` of the worker (the built
+template, ``--parameter-overrides Architecture=x86_64``, ...). Development only:
+moto keeps everything in memory and checks no credentials.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .moto_fixes import LambdaError
+from .runtime import REGION, RESULT_BUCKET, TABLE_NAME, EmbeddedAws, repo_root
+
+DEFAULT_PORT = 4599
+# How a container started by sam local invoke names this machine (`--add-host ...:host-gateway`).
+CONTAINER_HOST = "host.docker.internal"
+ADD_HOST = ["--add-host", f"{CONTAINER_HOST}:host-gateway"]
+WORKER_FUNCTION = "WorkerFunction"
+# Never a real account's: what SAM passes into the container, and what moto accepts.
+DUMMY_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+
+def sam_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment to run ``sam`` in: SAM hands its own credentials and region to
+    the container, so they are dummies here, whatever the developer's shell holds
+    (a function that missed the endpoint override must fail, not reach an account)."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("AWS_")}
+    env.update(DUMMY_CREDENTIALS)
+    env.update({"AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "SAM_CLI_TELEMETRY": "0"})
+    return env
+
+
+def sam_binary() -> str:
+    beside = Path(sys.executable).parent / "sam"
+    return str(beside) if beside.exists() else (shutil.which("sam") or "sam")
+
+
+def last_json(text: str) -> Any:
+    """The last line of ``sam local invoke``'s stdout that is JSON: the function's response."""
+    for line in reversed(text.strip().splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    raise ValueError(f"no JSON response in {text[-500:]!r}")
+
+
+def lambda_error(response: Any) -> bool:
+    """Lambda's error payload, as the runtime interface client shapes it."""
+    return isinstance(response, dict) and "errorType" in response and "errorMessage" in response
+
+
+class SamWorker:
+    """Runs one worker step with ``sam local invoke WorkerFunction``."""
+
+    def __init__(
+        self,
+        root: Path,
+        env_file: Path,
+        sam_args: Sequence[str] = (),
+        *,
+        log: Callable[[str], None] = print,
+        timeout: float = 960,
+    ) -> None:
+        self.root = root
+        self.env_file = env_file
+        self.sam_args = list(sam_args)
+        self.log = log
+        self.timeout = timeout
+
+    def command(self) -> list[str]:
+        return [
+            sam_binary(),
+            "local",
+            "invoke",
+            WORKER_FUNCTION,
+            "--event",
+            "-",
+            "--env-vars",
+            str(self.env_file),
+            "--skip-pull-image",
+            *ADD_HOST,
+            *self.sam_args,
+        ]
+
+    def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
+        self.log(f"RunTool -> sam local invoke {WORKER_FUNCTION} {json.dumps(event)}")
+        started = time.monotonic()
+        done = subprocess.run(
+            self.command(),
+            input=json.dumps(event),
+            cwd=self.root,
+            env=sam_environment(),
+            capture_output=True,
+            text=True,
+            timeout=self.timeout,
+        )
+        for line in done.stderr.splitlines():
+            self.log(f"  {WORKER_FUNCTION} | {line}")
+        if done.returncode != 0:
+            raise RuntimeError(f"sam local invoke {WORKER_FUNCTION} exited {done.returncode}")
+        response = last_json(done.stdout)
+        self.log(f"RunTool <- {json.dumps(response)} ({time.monotonic() - started:.1f} s)")
+        if lambda_error(response):
+            # Parking (TaskgateInputRequired) and continuing reach the state machine as
+            # Lambda errors by design; it matches their errorType in RunTool's Catch.
+            raise LambdaError(response, done.stderr)
+        return response  # type: ignore[no-any-return]
+
+
+class LocalEndpoint:
+    """moto over HTTP on ``host:port`` with taskgate's resources; ``worker`` runs RunTool's step."""
+
+    def __init__(
+        self,
+        worker: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        *,
+        host: str = "0.0.0.0",
+        port: int = DEFAULT_PORT,
+        root: Path | None = None,
+    ) -> None:
+        self.root = root or repo_root()
+        self.host = host
+        self.port = port
+        self.worker = worker
+        self.state_machine_arn = ""
+        self._server: Any = None
+        self._inline: EmbeddedAws | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LocalEndpoint:
+        from moto.core.config import default_user_config
+        from moto.server import ThreadedMotoServer
+
+        from . import moto_fixes
+
+        # The executor calls DynamoDB (and Lambda) through this server: tell it where it is.
+        os.environ["MOTO_PORT"] = str(self.port)
+        default_user_config["stepfunctions"] = {"execute_state_machine": True}
+        for key, value in {**DUMMY_CREDENTIALS, "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION}.items():
+            os.environ.setdefault(key, value)
+        self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
+        self._server.start()
+        # This process's own clients (the resources below, an inline worker) use the server.
+        os.environ["AWS_ENDPOINT_URL"] = self.url
+        resources = EmbeddedAws(self.root)
+        resources._create_resources()
+        self.state_machine_arn = resources.state_machine_arn
+        os.environ["TASK_TABLE"] = TABLE_NAME
+        os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
+        os.environ["RESULT_BUCKET"] = RESULT_BUCKET
+        if self.worker is None:
+            from .. import wiring
+            from .runtime import _LambdaContext, _load_worker_handler
+
+            wiring.reset()
+            handler = _load_worker_handler(self.root).handler
+            self.worker = lambda event: handler(event, _LambdaContext())
+        moto_fixes.apply(self.worker)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> LocalEndpoint:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "endpoint": f"http://{self.host}:{self.port}",
+            "from a container": f"http://{CONTAINER_HOST}:{self.port}",
+            "TASK_TABLE": TABLE_NAME,
+            "RESULT_BUCKET": RESULT_BUCKET,
+            "STATE_MACHINE_ARN": self.state_machine_arn,
+        }
+
+
+def running(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a moto server answers on ``port``."""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/moto-api/data.json", timeout=2) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+def env_file_for(port: int, template: Path, out: Path) -> Path:
+    """``template`` (events/env.json) with its endpoint's port set to ``port``."""
+    data = json.loads(template.read_text())
+    for variables in data.values():
+        url = variables.get("AWS_ENDPOINT_URL")
+        if url:
+            variables["AWS_ENDPOINT_URL"] = f"http://{CONTAINER_HOST}:{port}"
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m taskgate.local.endpoint", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("LOCAL_AWS_PORT", DEFAULT_PORT)))
+    parser.add_argument("--worker", choices=["sam", "inline"], default="sam")
+    parser.add_argument("--env-vars", type=Path, default=None, help="default: events/env.json, this port")
+    parser.add_argument("sam_args", nargs=argparse.REMAINDER, help="-- then arguments for sam local invoke")
+    args = parser.parse_args(argv)
+    root = repo_root()
+    sam_args = [a for a in args.sam_args if a != "--"]
+    worker = None
+    if args.worker == "sam":
+        env_file = args.env_vars
+        if env_file is None:
+            target = root / ".aws-sam" / f"local-env-{args.port}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            env_file = env_file_for(args.port, root / "events" / "env.json", target)
+        worker = SamWorker(root, env_file.resolve(), sam_args, log=lambda line: print(line, flush=True))
+    endpoint = LocalEndpoint(worker, host=args.host, port=args.port, root=root).start()
+    for key, value in endpoint.describe().items():
+        print(f"{key:18} {value}", flush=True)
+    print(f"worker             {args.worker}{' ' + ' '.join(sam_args) if sam_args else ''}", flush=True)
+    print("READY", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        endpoint.stop()
+
+
+if __name__ == "__main__":
+    main()
