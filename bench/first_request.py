@@ -153,7 +153,7 @@ def event(name: str) -> dict[str, Any]:
 
 
 def get_event() -> dict[str, Any]:
-    return event("api_tasks_get_unknown.json")  # the task id above; the stub has it completed
+    return event("api_tasks_get.json")  # the task id above; the stub has it completed
 
 
 def call_event() -> dict[str, Any]:

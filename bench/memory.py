@@ -76,7 +76,7 @@ def main() -> None:
     ctx = LambdaContext()
     discover = event("api_server_discover.json")
     create = event("api_tools_call_task.json")
-    get_template = event("api_tasks_get_unknown.json")
+    get_template = event("api_tasks_get.json")
 
     statuses: dict[str, int] = {}
     last_task = ""

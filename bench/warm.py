@@ -301,7 +301,7 @@ def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Powertools' log lines and EMF metrics go here
     api = load_api_handler()
     info["lambda_stdout"] = "devnull"
-    template = json.loads((ROOT / "events" / "api_tasks_get_unknown.json").read_text())
+    template = json.loads((ROOT / "events" / "api_tasks_get.json").read_text())
     ctx = LambdaContext()
 
     def lambda_gets(n: int) -> list[Any]:

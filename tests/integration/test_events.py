@@ -14,6 +14,7 @@ import pytest
 from taskgate import wiring
 from taskgate.domain.errors import TaskNotFound
 from taskgate.local.runtime import EmbeddedAws
+from taskgate.local.sam_local import PLACEHOLDER_TASK_ID
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -48,14 +49,49 @@ def _invoke_api(name: str) -> tuple[int, dict[str, Any]]:
 
 
 def test_every_event_file_is_covered() -> None:
-    names = {p.name for p in EVENTS.glob("*.json")}
+    # env.json is not an event: the variables `sam local invoke --env-vars` sets.
+    names = {p.name for p in EVENTS.glob("*.json")} - {"env.json"}
     assert names == {
         "api_server_discover.json",
         "api_tools_call_task.json",
-        "api_tasks_get_unknown.json",
+        "api_tools_call_question.json",
+        "api_tasks_get.json",
+        "api_tasks_update.json",
         "api_parse_error.json",
         "worker_step.json",
+        "sweeper_schedule.json",
     }
+
+
+def _with_task(name: str, task_id: str) -> dict[str, Any]:
+    return json.loads(json.dumps(_event(name)).replace(PLACEHOLDER_TASK_ID, task_id))
+
+
+def _settled(task_id: str, *statuses: str) -> Any:
+    deadline = time.monotonic() + 10
+    while (row := wiring.store().get(task_id)) is None or row.status.value not in statuses:
+        assert time.monotonic() < deadline, row
+        time.sleep(0.05)
+    return row
+
+
+def test_a_question_parks_the_task_and_the_answer_finishes_it(aws: EmbeddedAws) -> None:
+    api = _load("functions/api/api_handler.py")
+    created = json.loads(api.handler(_event("api_tools_call_question.json"), Context())["body"])
+    task_id = created["result"]["taskId"]
+    # The worker stored the question and left RunTool as TaskgateInputRequired; AwaitInput parked it.
+    assert _settled(task_id, "input_required").input_requests
+    got = json.loads(api.handler(_with_task("api_tasks_get.json", task_id), Context())["body"])
+    assert got["result"]["status"] == "input_required" and "confirm_delete" in got["result"]["inputRequests"]
+    updated = api.handler(_with_task("api_tasks_update.json", task_id), Context())
+    assert updated["statusCode"] == 200
+    row = _settled(task_id, "completed")
+    assert row.result["content"][0]["text"] == "Deleted report.csv"
+
+
+def test_sweeper_schedule_event(aws: EmbeddedAws) -> None:
+    sweeper = _load("functions/sweeper/sweeper_handler.py")
+    assert sweeper.handler(_event("sweeper_schedule.json"), Context()) == {"checked": 0, "swept": 0}
 
 
 def test_api_server_discover(aws: EmbeddedAws) -> None:
@@ -78,7 +114,7 @@ def test_api_tools_call_creates_a_task_owned_by_the_jwt_subject(aws: EmbeddedAws
 
 
 def test_api_tasks_get_unknown_is_32602(aws: EmbeddedAws) -> None:
-    status, body = _invoke_api("api_tasks_get_unknown.json")
+    status, body = _invoke_api("api_tasks_get.json")
     # 2026-07-28 sends -32602 with HTTP 400, wherever the error is raised.
     assert status == 400
     assert body["error"]["code"] == -32602

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -258,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             env_file = env_file_for(args.port, root / "events" / "env.json", target)
         worker = SamWorker(root, env_file.resolve(), sam_args, log=lambda line: print(line, flush=True))
+    # One line per worker step is the log worth reading; not one per moto request.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     endpoint = LocalEndpoint(worker, host=args.host, port=args.port, root=root).start()
     for key, value in endpoint.describe().items():
         print(f"{key:18} {value}", flush=True)

@@ -244,6 +244,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     response, done = local.invoke(args.function, event)
     sys.stderr.write(done.stderr)
     print(json.dumps(response, indent=2))
+    body = response.get("body") if isinstance(response, dict) else None
+    if isinstance(body, str) and body.startswith("{"):
+        print("body:", json.dumps(json.loads(body), indent=2))
 
 
 if __name__ == "__main__":
