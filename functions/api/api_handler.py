@@ -17,7 +17,8 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
-from taskgate import wiring
+from taskgate import snapstart, wiring
+from taskgate.adapters import aws_clients
 from taskgate.http_app import create_app
 from taskgate.observability import attach_library_logs, audit_hook
 
@@ -43,6 +44,8 @@ app = create_app(
     inline=True,
 )
 _mangum = Mangum(app, lifespan="off")
+aws_clients.client("dynamodb")  # every request reads the table
+snapstart.install()  # with SnapStart: fresh clients and random state in each restored environment
 gc.freeze()
 gc.enable()
 
@@ -50,4 +53,5 @@ gc.enable()
 @logger.inject_lambda_context(clear_state=True)
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    snapstart.before_invocation()
     return _mangum(event, context)  # type: ignore[arg-type]

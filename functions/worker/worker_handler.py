@@ -8,7 +8,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
-from taskgate import wiring
+from taskgate import snapstart, wiring
+from taskgate.adapters import aws_clients
 from taskgate.observability import attach_library_logs, record_step
 
 logger = Logger()
@@ -17,6 +18,12 @@ metrics = Metrics()
 attach_library_logs(logger)
 # Validated at init: a misconfigured function fails its cold start, saying why.
 wiring.settings()
+# What every step uses, built at init (in the snapshot, with SnapStart): the tools and
+# their models, the DynamoDB client.
+wiring.worker()
+len(wiring.tools())
+aws_clients.client("dynamodb")
+snapstart.install()
 
 
 class WorkerEvent(BaseModel):
@@ -28,6 +35,7 @@ class WorkerEvent(BaseModel):
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    snapstart.before_invocation()
     step = WorkerEvent.model_validate(event)
     task_id = step.taskId
     # Every line of this invocation names the task and its execution, so one search

@@ -75,6 +75,10 @@ def test_only_the_worker_starts_without_a_state_machine(
     monkeypatch.setenv("TASK_TABLE", "tasks")
     monkeypatch.delenv("STATE_MACHINE_ARN", raising=False)
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    # What Lambda gives every function (the worker builds its client at init).
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
     wiring.reset()
     path = ROOT / "functions" / function / f"{function}_handler.py"
     spec = importlib.util.spec_from_file_location(f"cold_{function}", path)

@@ -50,6 +50,9 @@ def test_the_workers_error_line_is_json_with_the_task_id_in_a_prod_stack(
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "taskgate")
     monkeypatch.setenv("TASK_TABLE", "tasks")
     monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:eu-west-1:123456789012:stateMachine:t")
+    # What Lambda gives every function (the worker builds its client at init).
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
     wiring.reset()
 
     def crash(args: Any, ctx: ToolContext) -> str:

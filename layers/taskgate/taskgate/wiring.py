@@ -48,7 +48,7 @@ def tools() -> ToolRegistry:
 
 @functools.cache
 def store() -> DynamoDBTaskStore:
-    return DynamoDBTaskStore(aws_clients.client("dynamodb"), settings().task_table)
+    return DynamoDBTaskStore(aws_clients.LazyClient("dynamodb"), settings().task_table)
 
 
 @functools.cache
@@ -61,7 +61,7 @@ def results() -> ResultStore:
 
 @functools.cache
 def sessions() -> DynamoDBSessionStore:
-    return DynamoDBSessionStore(aws_clients.client("dynamodb"), settings().task_table, now_ms)
+    return DynamoDBSessionStore(aws_clients.LazyClient("dynamodb"), settings().task_table, now_ms)
 
 
 @functools.cache
