@@ -1,0 +1,44 @@
+"""The client factory: the template's endpoint override, clients made on first use,
+and a rebuild that keeps only what was made."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from taskgate.adapters import aws_clients
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, "testing")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    aws_clients.reset()
+    yield
+    aws_clients.reset()
+
+
+def test_no_override_means_aws_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "")  # the template's default: an empty EndpointUrl
+    assert aws_clients.client("dynamodb").meta.endpoint_url == "https://dynamodb.eu-west-1.amazonaws.com"
+
+
+def test_the_endpoint_override_reaches_every_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://host.docker.internal:4599")
+    for service in ("dynamodb", "stepfunctions", "s3"):
+        assert aws_clients.client(service).meta.endpoint_url == "http://host.docker.internal:4599"
+
+
+def test_a_lazy_client_is_made_by_its_first_call_and_follows_a_refresh() -> None:
+    lazy = aws_clients.LazyClient("stepfunctions")
+    assert "stepfunctions" not in aws_clients._clients
+    assert lazy.meta.region_name == "eu-west-1"
+    made = aws_clients.client("stepfunctions")
+    assert lazy.meta is made.meta
+    aws_clients.refresh()
+    assert set(aws_clients._clients) == {"stepfunctions"}  # only what had been made
+    assert aws_clients.client("stepfunctions") is not made
+    assert lazy.meta is aws_clients.client("stepfunctions").meta
