@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .moto_fixes import LambdaError
-from .runtime import REGION, RESULT_BUCKET, TABLE_NAME, EmbeddedAws, repo_root
+from .runtime import _LOCAL_ENV, REGION, RESULT_BUCKET, TABLE_NAME, EmbeddedAws, repo_root
 
 DEFAULT_PORT = 4599
 # How a container started by sam local invoke names this machine (`--add-host ...:host-gateway`).
@@ -176,7 +176,9 @@ class LocalEndpoint:
         # The executor calls DynamoDB (and Lambda) through this server: tell it where it is.
         os.environ["MOTO_PORT"] = str(self.port)
         default_user_config["stepfunctions"] = {"execute_state_machine": True}
-        for key, value in {**DUMMY_CREDENTIALS, "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION}.items():
+        # The embedded runtime's defaults (dummy credentials, region, Powertools' names) for
+        # this process's own clients and an inline worker.
+        for key, value in _LOCAL_ENV.items():
             os.environ.setdefault(key, value)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
