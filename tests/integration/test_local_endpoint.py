@@ -119,7 +119,9 @@ def _status(endpoint: str, task_id: str, want: str) -> dict[str, Any]:
         )
         if item and item["status"]["S"] == want:
             return item  # type: ignore[no-any-return]
-        assert time.monotonic() < deadline, {k: v for k, v in (item or {}).items() if k in ("status", "statusMessage", "error")}
+        assert time.monotonic() < deadline, {
+            k: v for k, v in (item or {}).items() if k in ("status", "statusMessage", "error")
+        }
         time.sleep(0.1)
 
 
