@@ -46,8 +46,9 @@ clients: setup
 
 # Cold start, warm per-request cost, loopback throughput vs FastMCP, memory
 # (medians on a shared machine: read the ratios; writes bench/results/latest.json).
+# BENCH_ARGS="--before main" adds that revision's tasks/get cold start to section 1.
 bench: setup
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH_ARGS)
 
 bench-quick: setup
 	$(PY) bench/run.py --quick

@@ -52,6 +52,7 @@ def lambda_env() -> dict[str, str]:
         "POWERTOOLS_SERVICE_NAME": "taskgate",
         "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
         "POWERTOOLS_TRACE_DISABLED": "true",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
         "PYTHONPATH": TASKGATE_PATH,
     }
 

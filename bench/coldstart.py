@@ -41,7 +41,8 @@ import sys as _bench_sys
 _bench_sys.stderr.write("{mark}\\n")
 {body}
 _bench_t1 = _bench_time.perf_counter()
-print("BENCH-READY", repr(_bench_t0), repr(_bench_t1), flush=True)
+_bench_cpu = _bench_time.process_time()
+print("BENCH-READY", repr(_bench_t0), repr(_bench_t1), repr(_bench_cpu), flush=True)
 """
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)\s*$")
 
@@ -56,6 +57,9 @@ class Contender:
     spawn_to_ready_s: list[float] = field(default_factory=list)
     in_process_s: list[float] = field(default_factory=list)
     process_wall_s: list[float] = field(default_factory=list)
+    # The child's CPU time (user + sys, start-up included) when ready: steadier than wall
+    # time on a busy machine.
+    cpu_s: list[float] = field(default_factory=list)
     importtime_total_s: list[float] = field(default_factory=list)
     # module -> [cumulative_us per importtime run], and the same for self time
     modules_cum: dict[str, list[int]] = field(default_factory=dict)
@@ -70,6 +74,7 @@ class Contender:
             "spawn_to_ready_s": {"median": median(self.spawn_to_ready_s), "p90": p90(self.spawn_to_ready_s)},
             "in_process_s": {"median": median(self.in_process_s), "p90": p90(self.in_process_s)},
             "process_wall_s": {"median": median(self.process_wall_s), "p90": p90(self.process_wall_s)},
+            "cpu_s": {"median": median(self.cpu_s), "p90": p90(self.cpu_s)},
             "importtime_total_s": {
                 "median": median(self.importtime_total_s),
                 "runs": len(self.importtime_total_s),
@@ -78,6 +83,7 @@ class Contender:
                 "spawn_to_ready_s": self.spawn_to_ready_s,
                 "in_process_s": self.in_process_s,
                 "process_wall_s": self.process_wall_s,
+                "cpu_s": self.cpu_s,
                 "importtime_total_s": self.importtime_total_s,
             },
         }
@@ -92,12 +98,31 @@ class Contender:
         return rows[:n]
 
 
-def contenders() -> list[Contender]:
-    handler = "import api_handler  # builds boto3 clients, the MCP server and the app at import"
+def contenders(before: Path | None = None) -> list[Contender]:
+    """``before``: another source tree (e.g. ``git archive main``) whose init + first
+    tasks/get runs in the same rounds, as ``before_get``."""
+    from first_request import floor_get_body, request_body, tree_env
+
+    handler = "import api_handler  # builds the DynamoDB client, the MCP server and the app at import"
     found = [
         Contender("ours", "taskgate ApiFunction init (.venv)", PROJECT_PY, lambda_env(), handler),
         Contender(
             "ours_layer", "taskgate ApiFunction init (layer-only venv)", LAYER_PY, lambda_env(), handler
+        ),
+        # A cold start as the user meets it: Lambda's init, then the first request.
+        Contender(
+            "ours_get",
+            "taskgate init + first tasks/get (layer-only venv)",
+            LAYER_PY,
+            lambda_env(),
+            request_body("get"),
+        ),
+        Contender(
+            "ours_call",
+            "taskgate init + first tools/call (layer-only venv)",
+            LAYER_PY,
+            lambda_env(),
+            request_body("call"),
         ),
         Contender(
             "floor",
@@ -105,6 +130,13 @@ def contenders() -> list[Contender]:
             LAYER_PY,
             lambda_env(),
             f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport stack_floor",
+        ),
+        Contender(
+            "floor_get",
+            "required stack a tasks/get uses, used once (stack_floor_get.py)",
+            LAYER_PY,
+            lambda_env(),
+            floor_get_body(),
         ),
         Contender("mcp", "import mcp (mcp 2.3.0)", MCP_PY, base_env(), "import mcp"),
         Contender(
@@ -122,6 +154,17 @@ def contenders() -> list[Contender]:
             f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport fastmcp_server",
         ),
     ]
+    if before is not None:
+        found.insert(
+            3,
+            Contender(
+                "before_get",
+                f"before ({before.name}): init + first tasks/get (layer-only venv)",
+                LAYER_PY,
+                tree_env(before, LAYER_PY),
+                request_body("get"),
+            ),
+        )
     return [c for c in found if c.python.exists()]
 
 
@@ -148,7 +191,8 @@ def _run(
 def time_once(c: Contender, cwd: str) -> None:
     t_spawn, t_exit, out, _ = _run(c, cwd, [])
     line = next(x for x in out.splitlines() if x.startswith("BENCH-READY"))
-    _, t0, t1 = line.split()
+    _, t0, t1, cpu = line.split()
+    c.cpu_s.append(float(cpu))
     c.spawn_to_ready_s.append(float(t1) - t_spawn)
     c.in_process_s.append(float(t1) - float(t0))
     c.process_wall_s.append(t_exit - t_spawn)
@@ -209,8 +253,10 @@ def no_pyc(c: Contender, runs: int, cwd: str, log: Callable[[str], None]) -> NoP
     return result
 
 
-def run(runs: int, importtime_runs: int, nopyc_runs: int, log: Callable[[str], None]) -> dict[str, Any]:
-    found = contenders()
+def run(
+    runs: int, importtime_runs: int, nopyc_runs: int, log: Callable[[str], None], before: Path | None = None
+) -> dict[str, Any]:
+    found = contenders(before)
     with tempfile.TemporaryDirectory(prefix="taskgate-bench-cwd-") as cwd:
         for c in found:  # warm the disk cache and write any missing .pyc; not counted
             log(f"warm-up: {c.label}")

@@ -11,16 +11,18 @@ import gc
 # either (bench/run.py section 1 measures the cold start).
 gc.disable()
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
 
 from taskgate import snapstart, wiring
 from taskgate.adapters import aws_clients
 from taskgate.http_app import create_app
 from taskgate.observability import attach_library_logs, audit_hook
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 logger = Logger()
 metrics = Metrics()

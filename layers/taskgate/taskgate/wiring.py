@@ -10,7 +10,6 @@ import functools
 from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
-from .adapters.dynamodb_sessions import DynamoDBSessionStore
 from .adapters.dynamodb_store import DynamoDBTaskStore
 from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
@@ -19,7 +18,6 @@ from .config import Settings
 from .domain.limits import Limits
 from .domain.results import ResultStore
 from .domain.service import TaskService
-from .domain.sessions import SessionStore
 from .protocol.deferred import DeferredEra
 from .protocol.era import Era
 from .protocol.server import McpServer
@@ -30,6 +28,8 @@ from .tools.registry import ToolRegistry, registry
 # Imported where they are built: each function loads its own part (the API never
 # imports the worker's step or the sweeper; the 2025 era loads with its first request).
 if TYPE_CHECKING:
+    from .adapters.dynamodb_sessions import DynamoDBSessionStore
+    from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
 
@@ -61,6 +61,8 @@ def results() -> ResultStore:
 
 @functools.cache
 def sessions() -> DynamoDBSessionStore:
+    from .adapters.dynamodb_sessions import DynamoDBSessionStore  # the 2025 era's: built with it
+
     return DynamoDBSessionStore(aws_clients.LazyClient("dynamodb"), settings().task_table, now_ms)
 
 
@@ -97,13 +99,13 @@ def build_mcp_server(
     ``session_store`` replace the AWS-backed ones (the bench measures on fakes)."""
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
-    kept = session_store or sessions()
     services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
 
     def era2025() -> Era:
         from .protocol.v2025 import Era2025
         from .protocol.v2025.streams import ResultStreams
 
+        kept = session_store or sessions()
         streams = ResultStreams(
             services.tasks,
             kept,
