@@ -319,6 +319,10 @@ class MemoryBlobs:
     def get(self, key: str) -> bytes:
         return self.objects[key]
 
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        data = self.objects[key]
+        return data[start : start + max(1, length)], len(data)
+
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
 
@@ -329,6 +333,7 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
+        self.subs: dict[str, dict[str, str]] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
@@ -338,6 +343,7 @@ class MemorySessionStore:
 
     def delete_session(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
+        self.subs.pop(session_id, None)
 
     def create_stream(self, stream: StreamState) -> None:
         self.streams[stream.stream_id] = stream
@@ -349,6 +355,26 @@ class MemorySessionStore:
         if self.streams.get(before.stream_id) != before:
             return False
         self.streams[after.stream_id] = after
+        return True
+
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        return dict(self.subs.get(session_id, {}))
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        mine = self.subs.setdefault(session_id, {})
+        if uri not in mine and len(mine) >= limit:
+            return False
+        mine[uri] = version
+        return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        self.subs.get(session_id, {}).pop(uri, None)
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        mine = self.subs.get(session_id, {})
+        if mine.get(uri) != seen:
+            return False
+        mine[uri] = now
         return True
 
 

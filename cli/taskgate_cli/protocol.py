@@ -39,7 +39,14 @@ ACCEPT = "application/json, text/event-stream"
 # What the CLI tells a 2025 server it can do (2026 says the same in every request's _meta).
 CAPABILITIES_2025: dict[str, Any] = {"tasks": {}, "elicitation": {"form": {}, "url": {}}}
 # Methods whose Mcp-Name header mirrors a params field (2026 routing headers).
-NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+NAME_FIELD = {
+    "tools/call": "name",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+    "resources/read": "uri",
+    "prompts/get": "name",
+}
 
 
 @dataclass

@@ -51,6 +51,9 @@ class Settings(BaseModel):
     max_argument_bytes: Positive = 262_144
     max_input_response_bytes: Positive = 65_536
     max_inline_result_bytes: Positive = 262_144
+    # A task result larger than this is delivered as resource_links to its parts (a Lambda
+    # response is at most 6 MB); each part is read with resources/read.
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=4_194_304)] = 2_097_152
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.

@@ -49,7 +49,11 @@ def results() -> ResultStore:
     bucket = settings().result_bucket
     # A client factory: most requests never touch S3, so no cold start pays for one.
     blobs = S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
-    return ResultStore(blobs, max_inline_bytes=settings().max_inline_result_bytes)
+    return ResultStore(
+        blobs,
+        max_inline_bytes=settings().max_inline_result_bytes,
+        max_delivered_bytes=settings().max_result_response_bytes,
+    )
 
 
 @functools.cache

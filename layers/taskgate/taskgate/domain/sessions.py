@@ -51,3 +51,20 @@ class SessionStore(Protocol):
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         """Persist ``after`` (``before`` plus new events) if nobody else appended
         since ``before`` was read; False when someone did."""
+
+    # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
+
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        """URI → the version last reported to the session ("" when it did not exist)."""
+        ...
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        """Add (or refresh) a subscription; False when the session already has ``limit``."""
+        ...
+
+    def unsubscribe(self, session_id: str, uri: str) -> None: ...
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        """Record that ``now`` was reported, if the stored version is still ``seen``;
+        False when another stream got there first (or the subscription is gone)."""
+        ...

@@ -7,7 +7,7 @@ checks and inline runs live here once; each era shapes the results its own way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,8 +16,12 @@ from .. import __version__
 from ..codes import INVALID_PARAMS
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
+from ..tools import prompts as _prompts
+from ..tools import resources as _resources
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
+from ..tools.prompts import PromptRegistry
 from ..tools.registry import Tool, ToolRegistry
+from ..tools.resources import ResourceRegistry
 from .era import Call, validation_data
 from .errors import RpcError
 
@@ -38,6 +42,9 @@ class Services:
     tools: ToolRegistry
     audit: AuditHook
     anonymous_owner: str
+    # What the modules in ToolModules registered beside their tools.
+    resources: ResourceRegistry = field(default_factory=lambda: _resources.registry)
+    prompts: PromptRegistry = field(default_factory=lambda: _prompts.registry)
 
 
 def resolve_tool(

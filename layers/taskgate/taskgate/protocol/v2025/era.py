@@ -6,17 +6,21 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskNotFound
 from ...domain.ports import Clock
 from ...domain.sessions import Session, SessionStore
 from ...tools.context import ToolContext
 from ...tools.registry import Tool
+from ..completion import CompletionMethods
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
 from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, TaskRef, ToolCall
+from ..prompts import PromptMethods
+from ..resources import ResourceMethods
 from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..subscriptions import Subscriptions
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
@@ -49,6 +53,8 @@ class Era2025(Era):
         self._streams = streams
         self._clock = clock
         self._session_ttl_ms = session_ttl_ms
+        resources = ResourceMethods(services, not_found_code=RESOURCE_NOT_FOUND, hints=False)
+        self._subscriptions = Subscriptions(resources, sessions)
         super().__init__(
             MethodRegistry(
                 [
@@ -60,6 +66,10 @@ class Era2025(Era):
                     Method("tasks/result", self._tasks_result, TaskRef),
                     Method("tasks/list", self._tasks_list, Page),
                     Method("tasks/cancel", self._tasks_cancel, TaskRef),
+                    *resources.methods(),
+                    *self._subscriptions.methods(),
+                    *PromptMethods(services, hints=False, can_ask=False).methods(),
+                    *CompletionMethods(services, resources).methods(),
                 ]
             )
         )
@@ -101,7 +111,7 @@ class Era2025(Era):
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
         self._check_session(call)
-        stream = self._streams.resume(call.owner, last_event_id)
+        stream = self._streams.resume(call.owner, last_event_id, self._subscriptions.notices(call))
         if stream is None:
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
@@ -135,7 +145,13 @@ class Era2025(Era):
             tasks["list"] = {}
         result = {
             "protocolVersion": version,
-            "capabilities": {"tools": {}, "tasks": tasks},
+            "capabilities": {
+                "tools": {},
+                "resources": {"subscribe": True},
+                "prompts": {},
+                "completions": {},
+                "tasks": tasks,
+            },
             "serverInfo": server_info(),
         }
         assert call.request is not None
@@ -191,7 +207,9 @@ class Era2025(Era):
             raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
         assert call.request is not None
         record = create_task(self._s, call, found, arguments, progress_token=params.progress_token())
-        stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
+        stream = self._streams.open(
+            call.owner, record, call.request.id, hide_task=True, notices=self._subscriptions.notices(call)
+        )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _tasks_get(self, call: Call, params: TaskRef) -> dict[str, Any]:
@@ -203,7 +221,9 @@ class Era2025(Era):
         if record.status.terminal:
             return HttpReply(200, w.payload_message(fetched(self._s, call, record), call.request.id))
         # Not done: block by streaming, in pieces short enough for API Gateway.
-        stream = self._streams.open(call.owner, record, call.request.id)
+        stream = self._streams.open(
+            call.owner, record, call.request.id, notices=self._subscriptions.notices(call)
+        )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:

@@ -15,10 +15,13 @@ from ...codes import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ...tools.context import ToolContext
+from ..completion import CompletionMethods
 from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
+from ..prompts import PromptMethods
+from ..resources import ResourceMethods
 from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
 from . import envelope
 from . import wire as w
@@ -39,6 +42,8 @@ class Era2026(Era):
 
     def __init__(self, services: Services) -> None:
         self._s = services
+        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
+        resources = ResourceMethods(services, not_found_code=INVALID_PARAMS, hints=True)
         super().__init__(
             MethodRegistry(
                 [
@@ -49,6 +54,9 @@ class Era2026(Era):
                     Method("tasks/get", self._tasks_get, TaskRef, name_field="taskId"),
                     Method("tasks/update", self._tasks_update, TaskAnswers, name_field="taskId"),
                     Method("tasks/cancel", self._tasks_cancel, TaskRef, name_field="taskId"),
+                    *resources.methods(),
+                    *PromptMethods(services, hints=True, can_ask=True).methods(),
+                    *CompletionMethods(services, resources).methods(),
                 ]
             )
         )
@@ -72,7 +80,14 @@ class Era2026(Era):
     def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
         return {
             "supportedVersions": [w.PROTOCOL_VERSION],
-            "capabilities": {"tools": {}, "extensions": {w.EXTENSION: {}}},
+            "capabilities": {
+                "tools": {},
+                # No subscribe / listChanged: this era has no stream to push them on.
+                "resources": {},
+                "prompts": {},
+                "completions": {},
+                "extensions": {w.EXTENSION: {}},
+            },
             "ttlMs": 0,
             "cacheScope": "private",
             "_meta": {w.META_SERVER_INFO: server_info()},
