@@ -422,6 +422,7 @@ class World:
         *,
         anonymous_owner: str = "anonymous",
         max_inline_result_bytes: int = 262_144,
+        max_result_response_bytes: int = 2_097_152,
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
         **limit_overrides: int,
@@ -458,7 +459,9 @@ class World:
         }
         self.limits = Limits(**limits)
         self.results = ResultStore(
-            self.blobs if with_bucket else None, max_inline_bytes=max_inline_result_bytes
+            self.blobs if with_bucket else None,
+            max_inline_bytes=max_inline_result_bytes,
+            max_delivered_bytes=max_result_response_bytes,
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(

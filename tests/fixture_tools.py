@@ -8,7 +8,7 @@ from taskgate.tools import ToolContext, tool
 
 
 class BigResultInput(BaseModel):
-    kilobytes: int = Field(ge=1, le=4096)
+    kilobytes: int = Field(ge=1, le=16384)
 
 
 @tool(description="Return a text result of the given size (tests the S3 offload).", task_support="required")

@@ -157,7 +157,7 @@ def headers_2026(method: str, params: dict[str, Any]) -> dict[str, str]:
     }
     name_field = NAME_FIELD.get(method)
     if name_field and isinstance(params.get(name_field), str):
-        headers["mcp-name"] = params[name_field]
+        headers["mcp-name"] = _param_header(params[name_field])
     return headers
 
 
@@ -186,7 +186,9 @@ def expect_result(body: Any, http_status: int) -> dict[str, Any]:
 
 def _param_header(value: Any) -> str:
     text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    safe = text.isascii() and text.isprintable() and text == text.strip()
+    # A plain value that looks like the sentinel is encoded too, so it is never misread.
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")
+    safe = text.isascii() and text.isprintable() and text == text.strip() and not sentinel
     return text if safe else "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
 
 

@@ -12,7 +12,6 @@ from the one last reported. Resources without a version never report an update.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +26,7 @@ MAX_SUBSCRIPTIONS = 100
 # How often an open stream looks at the session's subscriptions.
 CHECK_EVERY_SECONDS = 1.0
 
-Notices = Callable[[], list[dict[str, Any]]]
+Notices = Callable[[float], list[dict[str, Any]]]
 
 
 def updated(uri: str) -> dict[str, Any]:
@@ -35,16 +34,9 @@ def updated(uri: str) -> dict[str, Any]:
 
 
 class Subscriptions:
-    def __init__(
-        self,
-        resources: ResourceMethods,
-        sessions: SessionStore,
-        *,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, resources: ResourceMethods, sessions: SessionStore) -> None:
         self._resources = resources
         self._sessions = sessions
-        self._monotonic = monotonic
 
     def methods(self) -> list[Method]:
         return [
@@ -92,8 +84,7 @@ class Subscriptions:
             return None
         last = [float("-inf")]
 
-        def check() -> list[dict[str, Any]]:
-            now = self._monotonic()
+        def check(now: float) -> list[dict[str, Any]]:
             if now - last[0] < CHECK_EVERY_SECONDS:
                 return []
             last[0] = now

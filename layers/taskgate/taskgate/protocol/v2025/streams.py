@@ -26,8 +26,9 @@ from ...domain.sessions import SessionStore, StreamState
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
-# Notifications a waiting stream also carries (resource updates of its session), polled with it.
-Notices = Callable[[], list[dict[str, Any]]]
+# Notifications a waiting stream also carries (resource updates of its session), polled
+# with it; called with the stream's monotonic clock.
+Notices = Callable[[float], list[dict[str, Any]]]
 
 
 def _dumps(message: dict[str, Any]) -> str:
@@ -150,7 +151,7 @@ class ResultStreams:
                     yield f"data: {_dumps(progress)}\n\n"
                 seen_status, seen_message = status, record.status_message
                 logged = self._logged_events(state, record)
-            for notice in notices() if notices is not None else []:
+            for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
             if logged:
                 asked = [m for m in logged if m.get("method") == "elicitation/create"]
