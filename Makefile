@@ -36,7 +36,9 @@ template: setup
 walkthrough: setup
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
 
-# The official MCP conformance suite (pending suite) against a fresh local server.
+# The official MCP conformance suite in its four selections (default, --requirements 2025-11-25,
+# --requirements 2026-07-28, --suite all), each against a fresh local server; baseline:
+# conformance-baseline.yml.
 conformance: setup
 	$(PY) scripts/conformance.py
 
