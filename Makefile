@@ -44,7 +44,7 @@ conformance: setup
 
 # End-to-end tests with the released MCP client libraries (installed under .tools/).
 clients: setup
-	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py
+	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py tests/e2e/test_clients_catalog.py
 
 # Cold start, warm per-request cost, loopback throughput vs FastMCP, memory
 # (medians on a shared machine: read the ratios; writes bench/results/latest.json).
