@@ -20,7 +20,8 @@ Short = Annotated[str, StringConstraints(max_length=4096)]
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow")
+    # Schemas are built on first use, not at import: most cold starts serve one method.
+    model_config = ConfigDict(strict=True, extra="allow", defer_build=True)
 
 
 class PromptRef(_Part):

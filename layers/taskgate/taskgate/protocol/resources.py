@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..codes import INVALID_PARAMS
 from ..domain.errors import TaskNotFound
@@ -41,6 +41,8 @@ class ListPage(Params):
 
 
 class _ResultPartVars(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     taskId: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_LENGTH)]
     part: Annotated[int, Field(ge=1)]
 
