@@ -339,6 +339,11 @@ class MemorySessionStore:
     def delete_session(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
 
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(session, log_level=level)
+
     def create_stream(self, stream: StreamState) -> None:
         self.streams[stream.stream_id] = stream
 

@@ -629,7 +629,9 @@ def env(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Ite
     wiring.reset()
     s = wiring.settings()
     app = create_app(wiring.mcp_server, anonymous_owner=s.anonymous_owner, max_body_bytes=s.max_body_bytes)
-    with TestClient(DevAuthMiddleware(app, DEV_TOKENS), raise_server_exceptions=False) as client:
+    with TestClient(
+        DevAuthMiddleware(app, DEV_TOKENS), raise_server_exceptions=False, base_url="http://localhost"
+    ) as client:
         yield Env(client, aws, _seed(client), s.max_body_bytes)
     # Stop whatever the fuzz left running before moto goes away under it.
     service = wiring.task_service()

@@ -13,6 +13,10 @@ class Session:
     owner: str
     protocol_version: str
     expires_at_ms: int
+    # What the client declared in initialize: the server never asks it for anything else.
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    # logging/setLevel: the least severe level of notifications/message it wants (None: all).
+    log_level: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class SessionStore(Protocol):
     def get_session(self, session_id: str) -> Session | None: ...
 
     def delete_session(self, session_id: str) -> None: ...
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
 
     def create_stream(self, stream: StreamState) -> None: ...
 

@@ -143,7 +143,8 @@ class ResultStreams:
                 seen_status, seen_message = status, record.status_message
                 logged = self._logged_events(state, record)
             if logged:
-                asked = [m for m in logged if m.get("method") == "elicitation/create"]
+                # Server-to-client requests of every kind (elicitation, sampling, roots).
+                asked = [m for m in logged if "method" in m and "id" in m]
                 after = replace(
                     self._with(state, logged, done=not asked),
                     emitted_keys=state.emitted_keys | {m["id"] for m in asked},
