@@ -39,7 +39,7 @@ OWNERS = [f"bench-owner-{i}" for i in range(8)]
 
 
 # --- the 2026-07-28 wire, as the CLI's client builds it (taskgate_cli.protocol) ----------
-META = protocol.meta_2026(elicitation=False, client_info={"name": "taskgate-bench", "version": "0"})
+META = protocol.meta_2026(elicitation=True, client_info={"name": "taskgate-bench", "version": "0"})
 headers_for = protocol.headers_2026
 
 
