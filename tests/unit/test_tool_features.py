@@ -6,6 +6,7 @@ rules (removed methods, -32021)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -453,3 +454,22 @@ def test_no_request_on_a_2026_response_stream(world: World) -> None:
     assert reply.requests == []
     assert [n["method"] for n in reply.notifications] == ["notifications/progress"]
     assert reply.result["resultType"] == "input_required"
+
+
+def test_a_session_older_than_recorded_capabilities_refuses_nothing(legacy: Legacy, world: World) -> None:
+    # A session stored before capabilities were kept with it: nothing is known, nothing refused.
+    assert legacy.session_id is not None
+    call = {"name": "sign_in", "arguments": {}}
+    refused = legacy.request("tools/call", call)["error"]
+    assert refused["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}  # form only
+    world.sessions.sessions[legacy.session_id] = dataclasses.replace(
+        world.sessions.sessions[legacy.session_id], capabilities=None
+    )
+    message, streams = over_streams(legacy, "tools/call", call, {"action": "accept"})
+    asked = [
+        e["data"] for s in streams for e in s if e["data"] and "id" in e["data"] and "method" in e["data"]
+    ]
+    assert [a["params"]["mode"] for a in asked] == ["url"]
+    assert message["result"]["content"][0]["text"] == "sign-in: accept"
+    [record] = world.store.records.values()
+    assert record.client_capabilities is None

@@ -48,7 +48,11 @@ class DynamoDBSessionStore:
                 "sessionOwner": _s(session.owner),
                 "protocolVersion": _s(session.protocol_version),
                 "expiresAt": _expires(session.expires_at_ms),
-                "clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":"))),
+                **(
+                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    if session.capabilities is not None
+                    else {}
+                ),
             },
             ConditionExpression="attribute_not_exists(taskId)",
         )
@@ -67,7 +71,9 @@ class DynamoDBSessionStore:
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
             expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
-            capabilities=json.loads(item["clientCapabilities"]["S"]) if "clientCapabilities" in item else {},
+            capabilities=json.loads(item["clientCapabilities"]["S"])
+            if "clientCapabilities" in item
+            else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
         )
 

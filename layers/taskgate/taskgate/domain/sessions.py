@@ -14,7 +14,8 @@ class Session:
     protocol_version: str
     expires_at_ms: int
     # What the client declared in initialize: the server never asks it for anything else.
-    capabilities: dict[str, Any] = field(default_factory=dict)
+    # None: not recorded (a session opened before they were), and nothing is refused.
+    capabilities: dict[str, Any] | None = None
     # logging/setLevel: the least severe level of notifications/message it wants (None: all).
     log_level: str | None = None
 

@@ -185,7 +185,9 @@ class Era2025(Era):
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
         found, arguments = resolve_tool(self._s, params.name, params.arguments)
         peer = self._peer(call, params)
-        declared = declared_view(peer.capabilities.declared)
+        # What a task keeps of them (None: not recorded, as for a session older than them).
+        known = peer.capabilities.declared
+        declared = declared_view(known) if known is not None else None
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
@@ -217,7 +219,12 @@ class Era2025(Era):
         return result
 
     def _ask_on_the_call_stream(
-        self, call: Call, params: ToolCall, found: Tool, arguments: dict[str, Any], declared: dict[str, Any]
+        self,
+        call: Call,
+        params: ToolCall,
+        found: Tool,
+        arguments: dict[str, Any],
+        declared: dict[str, Any] | None,
     ) -> HttpReply:
         """A plain call to a tool that asks. This era has no inline form of a question,
         so the call becomes a task and its own response stream does what tasks/result
