@@ -97,7 +97,7 @@ def test_an_expired_state_is_refused(world: World) -> None:
         lambda s: "tg2." + s[4:],
         lambda s: "",
         lambda s: "tg1.",
-        lambda s: "x" * 300_000,
+        lambda s: "tg1." + "A" * 300_000,
     ],
 )
 def test_a_tampered_state_is_refused(world: World, tamper: Any) -> None:

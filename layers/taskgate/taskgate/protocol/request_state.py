@@ -44,8 +44,8 @@ _NONCE_LEN = 12
 _TAG_LEN = 16
 # A state from the future by more than this is refused (clocks of instances drift a little).
 _SKEW_MS = 60_000
-# Far above any state a tool needs; the body limit bounds it anyway.
-MAX_TOKEN_CHARS = 262_144
+# A sanity bound only: the request body limit (MAX_BODY_BYTES) bounds a token first.
+MAX_TOKEN_CHARS = 8 * 1024 * 1024
 
 KeySource = Callable[[], Sequence[bytes]]
 
