@@ -345,6 +345,11 @@ class MemorySessionStore:
         self.sessions.pop(session_id, None)
         self.subs.pop(session_id, None)
 
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(session, log_level=level)
+
     def create_stream(self, stream: StreamState) -> None:
         self.streams[stream.stream_id] = stream
 
@@ -432,6 +437,7 @@ class World:
         from taskgate.domain.service import TaskService
         from taskgate.domain.sweeper import Sweeper
         from taskgate.domain.worker import Worker
+        from taskgate.protocol.request_state import RequestStates, ephemeral_keys
         from taskgate.protocol.server import McpServer
         from taskgate.protocol.shared import Services
         from taskgate.protocol.v2025 import Era2025
@@ -471,7 +477,11 @@ class World:
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0
         )
         self.events: list[tuple[str, dict[str, Any]]] = []
-        services = Services(self.tasks, self.tools, self._audit, anonymous_owner)
+        # requestState sealed under a key of this world's own, expiring on its clock.
+        self.request_states = RequestStates(ephemeral_keys, ttl_ms=600_000, clock=self.clock)
+        services = Services(
+            self.tasks, self.tools, self._audit, anonymous_owner, request_states=self.request_states
+        )
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(

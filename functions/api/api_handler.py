@@ -28,6 +28,7 @@ app = create_app(
     anonymous_owner=_settings.anonymous_owner,
     max_body_bytes=_settings.max_body_bytes,
     inline=True,
+    security=wiring.transport_security(),
 )
 _mangum = Mangum(app, lifespan="off")
 

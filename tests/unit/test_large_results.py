@@ -85,7 +85,7 @@ def test_only_the_owner_reads_the_parts_and_there_are_no_others() -> None:
 def test_the_2025_tasks_result_delivers_the_same_links() -> None:
     world = _world()
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         legacy = Legacy(client)
         legacy.initialize()
         created = legacy.result(

@@ -49,6 +49,11 @@ class DynamoDBSessionStore:
                 "sessionOwner": _s(session.owner),
                 "protocolVersion": _s(session.protocol_version),
                 "expiresAt": _expires(session.expires_at_ms),
+                **(
+                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    if session.capabilities is not None
+                    else {}
+                ),
             },
             ConditionExpression="attribute_not_exists(taskId)",
         )
@@ -67,12 +72,30 @@ class DynamoDBSessionStore:
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
             expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            capabilities=json.loads(item["clientCapabilities"]["S"])
+            if "clientCapabilities" in item
+            else None,
+            log_level=item["logLevel"]["S"] if "logLevel" in item else None,
         )
 
     @translating
     def delete_session(self, session_id: str) -> None:
         self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
+
+    @translating
+    def set_log_level(self, session_id: str, level: str) -> None:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"session#{session_id}")},
+                UpdateExpression="SET logLevel = :level",
+                ConditionExpression="attribute_exists(taskId)",
+                ExpressionAttributeValues={":level": _s(level)},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
 
     @translating
     def create_stream(self, stream: StreamState) -> None:

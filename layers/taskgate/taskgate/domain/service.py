@@ -70,6 +70,7 @@ class TaskService:
         requested_ttl_ms: int | None = None,
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
+        client_capabilities: dict[str, Any] | None = None,
     ) -> TaskRecord:
         self.limits.check_arguments(arguments)
         limit = self.limits.max_active_per_owner
@@ -94,6 +95,7 @@ class TaskService:
             expires_at_ms=now + ttl,
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
+            client_capabilities=client_capabilities,
         )
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)

@@ -13,6 +13,11 @@ class Session:
     owner: str
     protocol_version: str
     expires_at_ms: int
+    # What the client declared in initialize: the server never asks it for anything else.
+    # None: not recorded (a session opened before they were), and nothing is refused.
+    capabilities: dict[str, Any] | None = None
+    # logging/setLevel: the least severe level of notifications/message it wants (None: all).
+    log_level: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,9 @@ class SessionStore(Protocol):
     def get_session(self, session_id: str) -> Session | None: ...
 
     def delete_session(self, session_id: str) -> None: ...
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
 
     def create_stream(self, stream: StreamState) -> None: ...
 

@@ -154,7 +154,8 @@ class ResultStreams:
             for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
             if logged:
-                asked = [m for m in logged if m.get("method") == "elicitation/create"]
+                # Server-to-client requests of every kind (elicitation, sampling, roots).
+                asked = [m for m in logged if "method" in m and "id" in m]
                 after = replace(
                     self._with(state, logged, done=not asked),
                     emitted_keys=state.emitted_keys | {m["id"] for m in asked},
