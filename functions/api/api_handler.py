@@ -44,6 +44,7 @@ app = create_app(
     anonymous_owner=_settings.anonymous_owner,
     max_body_bytes=_settings.max_body_bytes,
     inline=True,
+    security=wiring.transport_security(),
 )
 _mangum = Mangum(app, lifespan="off")
 aws_clients.client("dynamodb")  # every request reads the table

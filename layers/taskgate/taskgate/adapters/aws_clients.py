@@ -43,7 +43,8 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
         "UpdateItem",
     ),
     "stepfunctions": ("DescribeExecution", "SendTaskSuccess", "StartExecution", "StopExecution"),
-    "s3": ("DeleteObject", "GetObject", "PutObject"),
+    "s3": ("DeleteObject", "GetObject", "HeadObject", "PutObject"),
+    "secretsmanager": ("GetSecretValue",),
 }
 TRIMMED_DATA = Path(__file__).with_name("_botocore_data")
 
@@ -55,7 +56,8 @@ _CONFIG = Config(
 # Clients are thread-safe once made, but making them from one session in two
 # threads at once is not (the local server's request and executor threads do).
 _lock = threading.Lock()
-_session: botocore.session.Session | None = None
+_session: botocore.session.Session | None = None  # over the trimmed data, for OPERATIONS' services
+_plain: botocore.session.Session | None = None  # botocore's own data, for any other service
 _clients: dict[str, Any] = {}
 
 
@@ -96,23 +98,31 @@ def endpoint_url() -> str | None:
     return os.environ.get("AWS_ENDPOINT_URL") or None
 
 
+def _new_session(trimmed: bool) -> botocore.session.Session:
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+    session = botocore.session.Session()
+    session.set_config_variable("region", region)
+    # TASKGATE_BOTOCORE_TRIM=0: botocore's own data (the bench's comparison).
+    loader = trimmed_loader(session) if trimmed and os.environ.get("TASKGATE_BOTOCORE_TRIM") != "0" else None
+    if loader is not None:
+        session.register_component("data_loader", loader)
+    return session
+
+
 def client(service: str) -> Any:
     found = _clients.get(service)
     if found is not None:
         return found
-    global _session
+    global _session, _plain
     with _lock:
         if service not in _clients:
-            if _session is None:
-                region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-                session = botocore.session.Session()
-                session.set_config_variable("region", region)
-                # TASKGATE_BOTOCORE_TRIM=0: botocore's own data (the bench's comparison).
-                loader = trimmed_loader(session) if os.environ.get("TASKGATE_BOTOCORE_TRIM") != "0" else None
-                if loader is not None:
-                    session.register_component("data_loader", loader)
-                _session = session
-            _clients[service] = _session.create_client(service, config=_CONFIG, endpoint_url=endpoint_url())
+            if service in OPERATIONS:
+                _session = _session or _new_session(trimmed=True)
+                session = _session
+            else:  # a service the trimmed data does not carry: botocore's own
+                _plain = _plain or _new_session(trimmed=False)
+                session = _plain
+            _clients[service] = session.create_client(service, config=_CONFIG, endpoint_url=endpoint_url())
         return _clients[service]
 
 
@@ -133,18 +143,18 @@ def refresh() -> None:
     """Build every client again from a new session: new credentials (resolved by this
     execution environment, not the one a SnapStart snapshot was taken in), new
     connection pools, a new retry jitter source. Run after a restore."""
-    global _session
+    global _session, _plain
     with _lock:
         made = list(_clients)
         _clients.clear()
-        _session = None
+        _session = _plain = None
     for service in made:
         client(service)
 
 
 def reset() -> None:
     """Forget cached clients (tests and the local runtime switch endpoints)."""
-    global _session
+    global _session, _plain
     with _lock:
         _clients.clear()
-        _session = None
+        _session = _plain = None

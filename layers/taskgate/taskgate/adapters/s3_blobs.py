@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .aws_errors import translating
+from botocore.exceptions import ClientError
+
+from .aws_errors import error_code, translating
 
 
 class S3BlobStore:
@@ -27,6 +29,21 @@ class S3BlobStore:
     @translating
     def get(self, key: str) -> bytes:
         return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
+
+    @translating
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        try:
+            found = self._s3.get_object(
+                Bucket=self._bucket, Key=key, Range=f"bytes={start}-{start + max(1, length) - 1}"
+            )
+        except ClientError as exc:
+            if error_code(exc) != "InvalidRange":
+                raise
+            # At or past the end: S3 refuses the range, so ask the size alone.
+            return b"", int(self._s3.head_object(Bucket=self._bucket, Key=key)["ContentLength"])
+        # "bytes 0-99/12345": the whole size follows the slash.
+        total = int(str(found["ContentRange"]).rpartition("/")[2])
+        return found["Body"].read(), total
 
     @translating
     def delete(self, key: str) -> None:

@@ -96,6 +96,10 @@ class BlobStore(Protocol):
 
     def get(self, key: str) -> bytes: ...
 
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        """Up to ``length`` (>= 1) bytes from ``start``, and the object's whole size;
+        no bytes when ``start`` is at or past the end."""
+
     def delete(self, key: str) -> None: ...
 
 

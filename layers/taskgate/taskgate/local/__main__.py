@@ -40,6 +40,7 @@ def main() -> None:
         wiring.mcp_server,
         anonymous_owner=settings.anonymous_owner,
         max_body_bytes=settings.max_body_bytes,
+        security=wiring.transport_security(),
     )
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
     served = DevAuthMiddleware(app, parse_tokens(tokens)) if tokens else app
