@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -61,12 +62,12 @@ seen = {"init": watched()}
 for name in sys.argv[1:]:
     response = api_handler.handler(json.load(open(name)), Ctx())
     assert response["statusCode"] == 200, response
-    seen[name.rsplit("/", 1)[-1]] = watched()
+    seen[name.rsplit("/", 1)[-1]] = {**watched(), "body": json.loads(response["body"])}
 print(json.dumps(seen))
 """
 
 
-def _cold_start(*events: str) -> dict[str, dict[str, list[str]]]:
+def _cold_start(*events: str | pathlib.Path) -> dict[str, dict[str, Any]]:
     env = {
         "PATH": os.environ["PATH"],
         "PYTHONPATH": os.pathsep.join(
@@ -82,7 +83,7 @@ def _cold_start(*events: str) -> dict[str, dict[str, list[str]]]:
         "POWERTOOLS_SERVICE_NAME": "taskgate",
     }
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, *(str(ROOT / "events" / e) for e in events)],
+        [sys.executable, "-c", CHILD, *(str(ROOT / "events" / e) for e in events)],  # absolute paths stay
         env=env,
         capture_output=True,
         text=True,
@@ -95,13 +96,29 @@ def _cold_start(*events: str) -> dict[str, dict[str, list[str]]]:
 def test_a_tasks_get_cold_start_builds_only_what_it_uses() -> None:
     seen = _cold_start("api_tasks_get.json")
     assert seen["init"] == {"modules": [], "clients": ["dynamodb"]}
-    assert seen["api_tasks_get.json"] == {"modules": [], "clients": ["dynamodb"]}
+    got = seen["api_tasks_get.json"]
+    assert got["body"]["result"]["status"] == "completed"
+    assert (got["modules"], got["clients"]) == ([], ["dynamodb"])
+
+
+@pytest.mark.parametrize(("method", "listed"), [("resources/list", "resources"), ("prompts/list", "prompts")])
+def test_a_cold_start_that_lists_resources_or_prompts_first_lists_the_deployed_ones(
+    method: str, listed: str, tmp_path: pathlib.Path
+) -> None:
+    """The tool modules register resources and prompts too: whatever loads them first, they load."""
+    event = json.loads((ROOT / "events" / "api_server_discover.json").read_text())
+    body = json.loads(event["body"])
+    event["headers"]["mcp-method"] = body["method"] = method
+    event["body"] = json.dumps(body)
+    path = tmp_path / "first.json"
+    path.write_text(json.dumps(event))
+    got = _cold_start(path)["first.json"]
+    assert got["body"]["result"][listed], got["body"]
 
 
 @pytest.mark.parametrize("event", ["api_tools_call_task.json"])
 def test_the_first_tools_call_loads_the_tools_and_the_step_functions_client(event: str) -> None:
-    seen = _cold_start(event)
-    assert seen[event] == {
-        "modules": ["taskgate_conformance", "taskgate_tools"],
-        "clients": ["dynamodb", "stepfunctions"],
-    }
+    got = _cold_start(event)[event]
+    assert got["body"]["result"]["resultType"] == "task"
+    assert got["modules"] == ["taskgate_conformance", "taskgate_tools"]
+    assert got["clients"] == ["dynamodb", "stepfunctions"]

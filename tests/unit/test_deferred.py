@@ -68,3 +68,49 @@ def test_the_2025_era_is_built_by_the_first_request_that_speaks_it(world: World)
     listed = world.server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session, "anonymous")
     assert listed.body is not None and listed.body["result"]["tools"]
     assert built == [era2025]
+
+
+def test_a_deferred_method_group_is_built_by_the_first_look_at_one_of_its_names() -> None:
+    from taskgate.protocol.era import Method, MethodRegistry
+    from taskgate.protocol.params import NoParams
+
+    built: list[str] = []
+
+    def build() -> list[Method]:
+        built.append("group")
+        return [
+            Method("a/one", lambda c, p: {"one": 1}, NoParams),
+            Method("a/two", lambda c, p: {}, NoParams),
+        ]
+
+    registry = MethodRegistry([Method("ping", lambda c, p: {}, NoParams)])
+    registry.defer(["a/one", "a/two"], build)
+    assert registry.names() == ["ping", "a/one", "a/two"] and "a/two" in registry
+    assert registry.get("ping") is not None and built == []
+    method = registry.get("a/two")
+    assert method is not None and method.name == "a/two" and built == ["group"]
+    assert [m.name for m in registry] == ["ping", "a/one", "a/two"] and built == ["group"]
+    with pytest.raises(ValueError, match="twice"):
+        registry.defer(["ping"], build)
+
+
+def test_a_deferred_group_that_builds_other_methods_than_it_named_fails_loudly() -> None:
+    from taskgate.protocol.era import Method, MethodRegistry
+    from taskgate.protocol.params import NoParams
+
+    registry = MethodRegistry()
+    registry.defer(["b/x"], lambda: [Method("b/y", lambda c, p: {}, NoParams)])
+    with pytest.raises(RuntimeError, match="b/x"):
+        registry.get("b/x")
+
+
+def test_the_2026_catalog_is_built_by_its_first_request(world: World) -> None:
+    from taskgate.protocol.deferred import CATALOG_METHODS
+    from taskgate.protocol.v2026 import Era2026
+
+    era = Era2026(world.server.eras[0]._s)  # type: ignore[attr-defined]
+    assert set(CATALOG_METHODS) <= set(era.methods.names())
+    assert era.methods._deferred  # nothing of it built yet
+    world.server = McpServer([era, world.server.eras[1]])
+    assert world.mcp().request("resources/list", {})["result"]["resources"]
+    assert not era.methods._deferred

@@ -139,6 +139,7 @@ def build_mcp_server(
         from .protocol.v2025 import Era2025
         from .protocol.v2025.streams import ResultStreams
 
+        len(services.tools)  # the tool modules register resources and prompts too: loaded first
         kept = session_store or sessions()
         streams = ResultStreams(
             services.tasks,

@@ -1,4 +1,4 @@
-"""An era built by the first request that reaches it.
+"""An era, or a group of an era's methods, built by the first request that reaches it.
 
 The API function's init builds what every request needs; an era that most
 requests never reach (2025-11-25, for a 2026-07-28 client) is imported and
@@ -14,6 +14,17 @@ from typing import Any
 
 from .era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from .jsonrpc import ClientResponse
+
+# What resources.py, prompts.py and completion.py serve: a registry can defer them by name
+# (MethodRegistry.defer) and import those modules with the first request for one.
+CATALOG_METHODS = (
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+)
 
 
 class DeferredEra(Era):

@@ -10,7 +10,8 @@ entry in the server's list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -87,25 +88,64 @@ class Method:
 class MethodRegistry:
     def __init__(self, methods: list[Method] | None = None) -> None:
         self._methods: dict[str, Method] = {}
+        # Registration order, deferred names included (names() and iteration keep it).
+        self._order: list[str] = []
+        # A deferred name -> the group that serves it, built by the first look at any of its names.
+        self._deferred: dict[str, _DeferredGroup] = {}
+        self._lock = threading.Lock()  # the local server's request threads
         for method in methods or []:
             self.add(method)
 
     def add(self, method: Method) -> None:
-        if method.name in self._methods:
+        if method.name in self._methods or method.name in self._deferred:
             raise ValueError(f"method {method.name!r} is registered twice")
         self._methods[method.name] = method
+        self._order.append(method.name)
+
+    def defer(self, names: Sequence[str], build: Callable[[], list[Method]]) -> None:
+        """Methods made on first use: ``build`` imports and makes the methods ``names``
+        when one of them is first looked up, so a cold start whose request is another
+        method never imports them."""
+        group = _DeferredGroup(tuple(names), build)
+        for name in names:
+            if name in self._methods or name in self._deferred:
+                raise ValueError(f"method {name!r} is registered twice")
+            self._deferred[name] = group
+            self._order.append(name)
+
+    def _build(self, name: str) -> None:
+        with self._lock:
+            group = self._deferred.get(name)
+            if group is None:
+                return
+            methods = group.build()
+            if sorted(m.name for m in methods) != sorted(group.names):
+                raise RuntimeError(f"deferred methods {group.names} built as {[m.name for m in methods]}")
+            for method in methods:
+                self._methods[method.name] = method
+                del self._deferred[method.name]
 
     def get(self, name: str) -> Method | None:
+        if name in self._deferred:
+            self._build(name)
         return self._methods.get(name)
 
     def names(self) -> list[str]:
-        return list(self._methods)
+        return list(self._order)
 
     def __iter__(self) -> Iterator[Method]:
-        return iter(list(self._methods.values()))
+        for name in list(self._deferred):
+            self._build(name)
+        return iter([self._methods[name] for name in self._order])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._methods
+        return name in self._methods or name in self._deferred
+
+
+@dataclass(frozen=True)
+class _DeferredGroup:
+    names: tuple[str, ...]
+    build: Callable[[], list[Method]]
 
 
 class Era:

@@ -16,13 +16,11 @@ from ...codes import (
 )
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
-from ..completion import CompletionMethods
+from ..deferred import CATALOG_METHODS
 from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..prompts import PromptMethods
-from ..resources import ResourceMethods
 from ..shared import (
     Services,
     create_task,
@@ -52,8 +50,6 @@ class Era2026(Era):
 
     def __init__(self, services: Services) -> None:
         self._s = services
-        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
-        resources = ResourceMethods(services, not_found_code=INVALID_PARAMS, hints=True)
         super().__init__(
             MethodRegistry(
                 [
@@ -65,12 +61,25 @@ class Era2026(Era):
                     Method("tasks/get", self._tasks_get, TaskRef, name_field="taskId"),
                     Method("tasks/update", self._tasks_update, TaskAnswers, name_field="taskId"),
                     Method("tasks/cancel", self._tasks_cancel, TaskRef, name_field="taskId"),
-                    *resources.methods(),
-                    *PromptMethods(services, hints=True, can_ask=True).methods(),
-                    *CompletionMethods(services, resources).methods(),
                 ]
             )
         )
+        # Made by the first request for one of them, not at a cold start that serves another.
+        self.methods.defer(CATALOG_METHODS, self._catalog)
+
+    def _catalog(self) -> list[Method]:
+        from ..completion import CompletionMethods
+        from ..prompts import PromptMethods
+        from ..resources import ResourceMethods
+
+        len(self._s.tools)  # the tool modules register resources and prompts too: loaded first
+        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
+        resources = ResourceMethods(self._s, not_found_code=INVALID_PARAMS, hints=True)
+        return [
+            *resources.methods(),
+            *PromptMethods(self._s, hints=True, can_ask=True).methods(),
+            *CompletionMethods(self._s, resources).methods(),
+        ]
 
     def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
         return envelope.claims(headers, meta)
