@@ -6,9 +6,10 @@ checks and inline runs live here once; each era shapes the results its own way.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -17,16 +18,16 @@ from ..clock import now_ms
 from ..codes import INVALID_PARAMS
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
-from ..tools import prompts as _prompts
-from ..tools import resources as _resources
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
 from ..tools.peer import Peer
-from ..tools.prompts import PromptRegistry
 from ..tools.registry import Tool, ToolRegistry
-from ..tools.resources import ResourceRegistry
 from .era import Call, validation_data
 from .errors import RpcError
 from .request_state import NOTHING, Carried, RequestStates, ephemeral_keys
+
+if TYPE_CHECKING:
+    from ..tools.prompts import PromptRegistry
+    from ..tools.resources import ResourceRegistry
 
 SERVER_NAME = "taskgate"
 
@@ -45,14 +46,34 @@ class Services:
     tools: ToolRegistry
     audit: AuditHook
     anonymous_owner: str
-    # What the modules in ToolModules registered beside their tools.
-    resources: ResourceRegistry = field(default_factory=lambda: _resources.registry)
-    prompts: PromptRegistry = field(default_factory=lambda: _prompts.registry)
+    # What the modules in ToolModules registered beside their tools (the registries are
+    # imported by the first request that reads one: a cold start serving a task does not).
+    resources: ResourceRegistry = field(default_factory=lambda: _Later("resources"))  # type: ignore[assignment]
+    prompts: PromptRegistry = field(default_factory=lambda: _Later("prompts"))  # type: ignore[assignment]
     # Seals a plain call's requestState (2026-07-28); the composition root gives it the
     # stack's key, anything else a per-process one.
     request_states: RequestStates = field(
         default_factory=lambda: RequestStates(ephemeral_keys, ttl_ms=600_000, clock=now_ms)
     )
+
+
+class _Later:
+    """``taskgate.tools.<module>.registry``, imported on its first use."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def _registry(self) -> Any:
+        return importlib.import_module(f"taskgate.tools.{self._module}").registry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry(), name)
+
+    def __iter__(self) -> Any:
+        return iter(self._registry())
+
+    def __len__(self) -> int:
+        return len(self._registry())
 
 
 def resolve_tool(
