@@ -138,6 +138,13 @@ def contenders(before: Path | None = None) -> list[Contender]:
             lambda_env(),
             floor_get_body(),
         ),
+        Contender(
+            "floor_get_pyd",
+            "the same + pydantic settings and params models (FLOOR_PYDANTIC=1)",
+            LAYER_PY,
+            {**lambda_env(), "FLOOR_PYDANTIC": "1"},
+            floor_get_body(),
+        ),
         Contender("mcp", "import mcp (mcp 2.3.0)", MCP_PY, base_env(), "import mcp"),
         Contender(
             "fastmcp",

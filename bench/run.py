@@ -150,7 +150,7 @@ ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STAT
         )
     )
     ratios: dict[str, Any] = {}
-    floors = ("floor", "floor_get")
+    floors = ("floor", "floor_get", "floor_get_pyd")
     for ours_key in ("before_get", "ours_get", "ours_call", "ours", "ours_layer", *floors):
         for base_key in ("mcp", "fastmcp", "fastmcp_tasks", *floors):
             if ours_key == base_key or (ours_key in floors and base_key != "mcp"):
@@ -181,6 +181,7 @@ ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STAT
     before_get = ratios.get("before_get/mcp", {}).get("ratio_of_medians", math.nan)
     call_ratio = ratios.get("ours_call/mcp", {}).get("ratio_of_medians", math.nan)
     floor_get = ratios.get("floor_get/mcp", {}).get("ratio_of_medians", math.nan)
+    floor_get_pyd = ratios.get("floor_get_pyd/mcp", {}).get("ratio_of_medians", math.nan)
     added_ms = (
         (median(by["ours_layer"].spawn_to_ready_s) - median(by["floor"].spawn_to_ready_s)) * 1000
         if "ours_layer" in by and "floor" in by
@@ -195,7 +196,8 @@ ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STAT
 Goal: a tasks/get cold start (init + first request, layer-only venv) <= 0.45 x `import mcp`. Measured:
   {fmt(get_goal, 2)} (ratio of medians; {fmt(get_paired, 2)} median of per-round ratios; {fmt(get_cpu, 2)} in CPU time):
   {"met" if get_goal <= 0.45 else "not met"}. Beside it, same rounds: the required-stack floor {fmt(floor, 2)} (stack_floor.py,
-  import and init only), the part of it a tasks/get uses, used once {fmt(floor_get, 2)} (stack_floor_get.py), a first
+  import and init only), the part of it a tasks/get uses, used once {fmt(floor_get, 2)} (stack_floor_get.py), the
+  same with the pydantic a tasks/get needs here {fmt(floor_get_pyd, 2)} (settings + params models), a first
   tools/call {fmt(call_ratio, 2)}{f", and the --before revision's tasks/get {fmt(before_get, 2)}" if "before_get" in by else ""}.
 Init alone: ours < 0.40 x `import mcp`. Measured: {fmt(goal, 2)} (.venv), {fmt(goal_layer, 2)} (layer-only venv):
   {"met" if goal < 0.4 else "not met"} / {"met" if goal_layer < 0.4 else "not met"}. (A report, not an assertion.)
@@ -308,6 +310,7 @@ Lambda's /opt (layers) and /var/task are read-only: .pyc that the build did not 
             "ours_get_cpu": get_cpu,
             "floor": floor,
             "floor_get": floor_get,
+            "floor_get_pydantic": floor_get_pyd,
             "ours_call": call_ratio,
             "before_get": before_get,
         },
