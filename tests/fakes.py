@@ -131,15 +131,21 @@ class MemoryTaskStore:
             record = self._row(Op.PROGRESS, task_id)
             self._put(_touched(record, now_ms, alive, status_message=message))
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.ASK, task_id)
-            self._put(_touched(record, now_ms, alive, input_requests=dict(requests)))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, input_requests=dict(requests), history_events=used))
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.CHECKPOINT, task_id)
-            self._put(_touched(record, now_ms, alive, checkpoint=state))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, checkpoint=state, history_events=used))
 
     def finish(
         self,

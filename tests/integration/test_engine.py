@@ -123,9 +123,9 @@ def test_cancel_while_working_stops_the_tool_and_stays_cancelled(
     steps_ended = threading.Event()
     run_step = Worker.run_step
 
-    def watched(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+    def watched(self: Worker, task_id: str, remaining_ms: Any = None, **kwargs: Any) -> Any:
         try:
-            return run_step(self, task_id, remaining_ms)
+            return run_step(self, task_id, remaining_ms, **kwargs)
         finally:
             steps_ended.set()
 
@@ -231,7 +231,7 @@ def test_a_crash_outside_the_tool_fails_the_task_with_a_reason(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The worker Lambda itself crashes (not the tool): the state machine's catch-all records it.
-    def crash(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+    def crash(self: Worker, task_id: str, remaining_ms: Any = None, **kwargs: Any) -> Any:
         raise MemoryError("boom")
 
     monkeypatch.setattr(Worker, "run_step", crash)

@@ -7,7 +7,8 @@ Item layout (attribute: type):
   inputRequests M(key -> S JSON) · inputResponses M(key -> S JSON) ·
   taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON) ·
   retentionMs N · resultRef S (results kept in S3) · activeOwner S (only while
-  the task is active: the sparse ``byActive`` index lists exactly the live tasks)
+  the task is active: the sparse ``byActive`` index lists exactly the live tasks) ·
+  historyEvents N (the execution's history used so far, domain/history.py)
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ def _alive_values(alive: Expiry) -> dict[str, Any]:
 
 
 _KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
+
+
+def _counting(expression: str, history_events: int) -> tuple[str, dict[str, Any]]:
+    """``expression`` that also adds ``history_events`` to the task's count, in the same write."""
+    if history_events <= 0:
+        return expression, {}
+    return f"{expression} ADD historyEvents :events", {":events": _n(history_events)}
 
 
 def _encode_cursor(key: dict[str, Any]) -> str:
@@ -133,6 +141,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         checkpoint=j("checkpoint"),
         progress_token=j("progressToken"),
         result_ref=s("resultRef"),
+        history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
     )
 
 
@@ -274,12 +283,17 @@ class DynamoDBTaskStore:
                 return ids
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         """Store the questions while still working; the state machine's park write
         then flips the status and adds the task token."""
+        expression, counted = _counting(
+            f"SET inputRequests = :requests, lastUpdatedAt = :now, {_KEEP_ALIVE}", history_events
+        )
         self._update(
             task_id,
-            UpdateExpression=f"SET inputRequests = :requests, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            UpdateExpression=expression,
             ConditionExpression="#status = :working",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -287,13 +301,19 @@ class DynamoDBTaskStore:
                 ":now": _t(now_ms),
                 ":working": _s("working"),
                 **_alive_values(alive),
+                **counted,
             },
         )
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        expression, counted = _counting(
+            f"SET checkpoint = :c, lastUpdatedAt = :now, {_KEEP_ALIVE}", history_events
+        )
         self._update(
             task_id,
-            UpdateExpression=f"SET checkpoint = :c, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            UpdateExpression=expression,
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -301,6 +321,7 @@ class DynamoDBTaskStore:
                 ":now": _t(now_ms),
                 **_ACTIVE,
                 **_alive_values(alive),
+                **counted,
             },
         )
 

@@ -73,6 +73,8 @@ class TaskRecord:
     progress_token: str | int | None = None
     # Results too large for the row live in the result bucket under this key.
     result_ref: str | None = None
+    # What the execution's history holds so far, as counted by the worker (domain/history.py).
+    history_events: int = 0
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms

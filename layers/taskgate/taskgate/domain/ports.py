@@ -34,11 +34,17 @@ class TaskStore(Protocol):
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
-        """Store outstanding questions while working; raise TransitionRejected otherwise."""
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        """Store outstanding questions while working, and add ``history_events`` to the
+        task's count (domain/history.py); raise TransitionRejected otherwise."""
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
-        """Persist a tool checkpoint while active; raise TransitionRejected otherwise."""
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        """Persist a tool checkpoint while active, adding ``history_events`` to the task's
+        count; raise TransitionRejected otherwise."""
 
     def finish(
         self,
