@@ -3,9 +3,14 @@ cfn-lint tools run in tests/integration/test_template_tools.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
+import re
 import sys
+import tomllib
+from types import ModuleType
+from typing import Any
 
 from cfnlint.decode import decode
 
@@ -14,10 +19,18 @@ from taskgate.local.runtime import TABLE_DEFINITION, TTL_ATTRIBUTE
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _template() -> dict:
+def _template() -> dict[str, Any]:
     template, matches = decode(str(ROOT / "template.yaml"))
     assert not matches and template is not None
-    return template
+    return template  # type: ignore[no-any-return]
+
+
+def _load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_local_table_matches_the_template() -> None:
@@ -103,3 +116,93 @@ def test_alarms_and_dashboard_use_metrics_the_code_emits() -> None:
             ours |= set(re.findall(r'\[".", "(\w+)", ".", "."\]', body.split("AWS/Lambda")[0]))
     assert ours and ours <= EMITTED_METRICS, ours - EMITTED_METRICS
     assert {"TasksFailed", "TasksCompleted", "TasksSwept", "TimeToTerminal", "TasksCancelled"} <= ours
+
+
+# ---------------------------------------------------------------- deployment checks
+
+
+def _asl() -> dict[str, Any]:
+    machine = _template()["Resources"]["TaskStateMachine"]["Properties"]
+    return json.loads((ROOT / machine["DefinitionUri"]).read_text())  # type: ignore[no-any-return]
+
+
+def _samconfig_parameters(env: str) -> dict[str, str]:
+    """The template Parameters ``sam deploy --config-env env`` passes (over the defaults)."""
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    overrides = config.get(env, {}).get("deploy", {}).get("parameters", {}).get("parameter_overrides", [])
+    return dict(item.split("=", 1) for item in overrides)
+
+
+def _deployed_parameters(env: str) -> dict[str, str]:
+    defaults = {name: str(p.get("Default", "")) for name, p in _template()["Parameters"].items()}
+    return {**defaults, **_samconfig_parameters(env)}
+
+
+def test_no_arn_hard_codes_the_aws_partition() -> None:
+    """aws-cn and aws-us-gov have other partitions: every ARN is built from AWS::Partition."""
+    for path in ("template.yaml", "statemachines/task.asl.json"):
+        assert "arn:aws:" not in (ROOT / path).read_text(), path
+    machine = _template()["Resources"]["TaskStateMachine"]["Properties"]
+    assert machine["DefinitionSubstitutions"]["Partition"] == {"Ref": "AWS::Partition"}
+
+
+def test_every_aws_call_of_the_state_machine_retries_throttling_with_jitter() -> None:
+    states = _asl()["States"]
+    for name, state in states.items():
+        if state["Type"] != "Task":
+            continue
+        retriers = state.get("Retry", [])
+        assert retriers, f"{name} has no Retry"
+        retried = {error for r in retriers for error in r["ErrorEquals"]}
+        caught = {error for c in state.get("Catch", []) for error in c["ErrorEquals"]} - {"States.ALL"}
+        # A Retry is matched before any Catch: it must never swallow a signal or a lost race.
+        assert not retried & caught, (name, retried & caught)
+        assert not retried & {"States.ALL", "States.TaskFailed", "States.Timeout"}, name
+        assert all(r.get("JitterStrategy") == "FULL" for r in retriers), name
+        assert any("Throttl" in e or "TooManyRequests" in e for e in retried), name
+    run_tool = {error for r in states["RunTool"]["Retry"] for error in r["ErrorEquals"]}
+    assert {
+        "Lambda.TooManyRequestsException",
+        "Lambda.ClientExecutionTimeoutException",
+        "ServiceUnavailable",  # the worker's own throttled AWS calls (domain.errors)
+    } <= run_tool
+
+
+def test_worker_throttling_is_retried_for_minutes() -> None:
+    diagrams = _load_script("diagrams")
+    (throttling,) = [
+        r
+        for r in _asl()["States"]["RunTool"]["Retry"]
+        if "Lambda.TooManyRequestsException" in r["ErrorEquals"]
+    ]
+    assert "ServiceUnavailable" in throttling["ErrorEquals"]
+    assert diagrams.retry_seconds(throttling) >= 10 * 60
+    assert throttling["MaxDelaySeconds"] <= 120  # keeps trying, rather than one long sleep
+
+
+def test_names_built_from_the_stack_name_fit_any_stack_name() -> None:
+    """A stack name may have 128 characters; no name derived from it may outgrow its
+    service's limit (the state machine's is 80)."""
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+
+    longest = "s" * 128
+    types = {
+        "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
+        "AWS::Serverless::Function": "AWS::Lambda::Function",
+        "AWS::Serverless::LayerVersion": "AWS::Lambda::LayerVersion",
+    }
+    checked = 0
+    for name, resource in _template()["Resources"].items():
+        kind = types.get(resource["Type"], resource["Type"])
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", kind).schema["properties"]
+        for prop, value in resource.get("Properties", {}).items():
+            sub = value.get("Fn::Sub") if isinstance(value, dict) else None
+            if not isinstance(sub, str) or "${AWS::StackName}" not in sub:
+                continue
+            limit = schema.get(prop, {}).get("maxLength")
+            if limit is None:
+                continue
+            rendered = re.sub(r"\$\{[^}]+\}", "x", sub.replace("${AWS::StackName}", longest))
+            assert len(rendered) <= limit, f"{name}.{prop} can be {len(rendered)} > {limit} characters"
+            checked += 1
+    assert checked  # the log group names, at least
