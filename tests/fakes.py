@@ -318,9 +318,11 @@ class MemoryBlobs:
 
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
+        self.keep_days: dict[str, int] = {}
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
         self.objects[key] = data
+        self.keep_days[key] = keep_days
 
     def get(self, key: str) -> bytes:
         return self.objects[key]

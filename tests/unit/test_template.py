@@ -206,3 +206,34 @@ def test_names_built_from_the_stack_name_fit_any_stack_name() -> None:
             assert len(rendered) <= limit, f"{name}.{prop} can be {len(rendered)} > {limit} characters"
             checked += 1
     assert checked  # the log group names, at least
+
+
+def test_results_outlive_the_longest_task_the_template_allows() -> None:
+    """A task row lives up to its TTL after it ends (MaxTtlMs); the result object it
+    points at must not be deleted sooner, or tasks/get and tasks/result fail."""
+    from taskgate.domain.results import RETENTION_CLASSES_DAYS, RETENTION_TAG, retention_days
+
+    rules = _template()["Resources"]["ResultBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    tagged: dict[str, int] = {}
+    untagged: list[int] = []
+    for rule in rules:
+        if "ExpirationInDays" not in rule:
+            continue
+        days = rule["ExpirationInDays"]
+        assert isinstance(days, int), f"{rule['Id']}: expiration must not depend on a parameter"
+        filters = rule.get("TagFilters", [])
+        if filters:
+            ((key, value),) = ((f["Key"], f["Value"]) for f in filters)
+            assert key == RETENTION_TAG
+            tagged[value] = days
+        else:
+            untagged.append(days)
+    # One rule per class the code tags objects with, expiring after exactly that.
+    assert tagged == {f"{d}d": d for d in RETENTION_CLASSES_DAYS}
+    # The longest TTL the template accepts has a class; rules without a tag never cut it short.
+    longest = _template()["Parameters"]["MaxTtlMs"]["MaxValue"]
+    assert retention_days(longest) in RETENTION_CLASSES_DAYS
+    assert all(days >= retention_days(longest) for days in untagged)
+    for env in ("default", "dev", "prod"):
+        max_ttl = int(_deployed_parameters(env)["MaxTtlMs"])
+        assert retention_days(max_ttl) * 86_400_000 > max_ttl, env

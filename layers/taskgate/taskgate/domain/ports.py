@@ -98,9 +98,11 @@ class Workflow(Protocol):
 
 
 class BlobStore(Protocol):
-    def put(self, key: str, data: bytes) -> None: ...
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
+        """Store ``data``; the store may delete it ``keep_days`` days after, not sooner."""
 
-    def get(self, key: str) -> bytes: ...
+    def get(self, key: str) -> bytes:
+        """The data; raise KeyError when nothing is stored under ``key`` (any more)."""
 
     def delete(self, key: str) -> None: ...
 

@@ -9,12 +9,29 @@ import dataclasses
 import json
 from typing import Any
 
-from .errors import PayloadTooLarge
+from .errors import PayloadTooLarge, ResultUnavailable
 from .model import TaskRecord
 from .ports import BlobStore
 
 # Room left in a 400 KB DynamoDB item for the arguments and bookkeeping beside a result.
 ROW_BUDGET_BYTES = 350_000
+
+DAY_MS = 86_400_000
+# How long the result bucket keeps an object, by the tag it was written with: one
+# lifecycle rule per class in template.yaml (a unit test keeps the two equal). The
+# longest covers the longest task TTL the template allows (MaxTtlMs, 365 days).
+RETENTION_CLASSES_DAYS = (1, 2, 7, 30, 90, 180, 366)
+RETENTION_TAG = "retention"
+
+
+def retention_days(keep_ms: int) -> int:
+    """The shortest retention class that keeps an object at least ``keep_ms`` (plus a
+    minute of clock skew): a result never expires before the task row that points at it."""
+    needed = keep_ms + 60_000
+    for days in RETENTION_CLASSES_DAYS:
+        if days * DAY_MS >= needed:
+            return days
+    raise ValueError(f"no retention class keeps a result for {keep_ms} ms")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,16 +45,17 @@ class ResultStore:
         self._blobs = blobs
         self._max_inline = max_inline_bytes
 
-    def place(self, task_id: str, result: dict[str, Any], beside_bytes: int) -> PlacedResult:
+    def place(self, task_id: str, result: dict[str, Any], beside_bytes: int, *, keep_ms: int) -> PlacedResult:
         """Keep ``result`` in the row, or write it to the bucket and keep its key.
-        ``beside_bytes`` is what else the row holds (the arguments)."""
+        ``beside_bytes`` is what else the row holds (the arguments); ``keep_ms`` how long
+        the row is kept after this write (its retention), which the object must outlive."""
         encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
         if len(encoded) <= self._max_inline and len(encoded) + beside_bytes <= ROW_BUDGET_BYTES:
             return PlacedResult(inline=result, ref=None)
         if self._blobs is None:
             raise PayloadTooLarge("The result", len(encoded), self._max_inline)
         ref = f"results/{task_id}.json"
-        self._blobs.put(ref, encoded)
+        self._blobs.put(ref, encoded, keep_days=retention_days(keep_ms))
         return PlacedResult(inline=None, ref=ref)
 
     def discard(self, placed: PlacedResult) -> None:
@@ -48,6 +66,12 @@ class ResultStore:
 
     def attach(self, record: TaskRecord) -> TaskRecord:
         """``record`` with its result in hand, read from the bucket when it lives there."""
-        if record.result_ref is None or self._blobs is None:
+        if record.result_ref is None:
             return record
-        return dataclasses.replace(record, result=json.loads(self._blobs.get(record.result_ref)))
+        if self._blobs is None:
+            raise ResultUnavailable(record.task_id)
+        try:
+            data = self._blobs.get(record.result_ref)
+        except KeyError:
+            raise ResultUnavailable(record.task_id) from None
+        return dataclasses.replace(record, result=json.loads(data))

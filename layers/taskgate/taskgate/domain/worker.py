@@ -209,7 +209,9 @@ class Worker:
     def _complete(self, record: TaskRecord, result: dict[str, Any]) -> StepOutcome:
         is_error = bool(result.get("isError"))
         try:
-            placed = self._results.place(record.task_id, result, json_size(record.arguments))
+            placed = self._results.place(
+                record.task_id, result, json_size(record.arguments), keep_ms=record.retention_ms
+            )
         except PayloadTooLarge as exc:
             return self._fail(record, INTERNAL_ERROR, f"{exc} and no result bucket is configured")
         now = self._clock()
