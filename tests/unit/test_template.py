@@ -237,3 +237,48 @@ def test_results_outlive_the_longest_task_the_template_allows() -> None:
     for env in ("default", "dev", "prod"):
         max_ttl = int(_deployed_parameters(env)["MaxTtlMs"])
         assert retention_days(max_ttl) * 86_400_000 > max_ttl, env
+
+
+def test_alarm_notifications_can_be_delivered() -> None:
+    """CloudWatch alarms cannot publish to a topic encrypted with the AWS-managed
+    alias/aws/sns key; the topic's key must let cloudwatch.amazonaws.com use it."""
+    resources = _template()["Resources"]
+    topic = resources["AlarmTopic"]["Properties"]
+    key_ref = topic.get("KmsMasterKeyId")
+    if key_ref is not None:
+        assert isinstance(key_ref, dict) and "Ref" in key_ref, f"topic key {key_ref!r} is not the stack's own"
+        key = resources[key_ref["Ref"]]
+        assert key["Type"] == "AWS::KMS::Key"
+        granted = {
+            action
+            for statement in key["Properties"]["KeyPolicy"]["Statement"]
+            if statement["Effect"] == "Allow"
+            and statement["Principal"].get("Service") == "cloudwatch.amazonaws.com"
+            and not statement.get("Condition")
+            for action in statement["Action"]
+        }
+        assert {"kms:Decrypt", "kms:GenerateDataKey*"} <= granted
+    alarms = {name: r for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms
+    for name, alarm in alarms.items():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["Properties"].get("AlarmDescription"), name
+
+
+def test_the_dashboards_log_queries_read_log_groups_the_stack_has() -> None:
+    """The functions log to the groups the template names (LoggingConfig), not to
+    /aws/lambda/<function name>: a query of the latter finds nothing."""
+    resources = _template()["Resources"]
+    body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    sources = re.findall(r"SOURCE '([^']+)'", body)
+    assert sources
+    log_groups = {name for name, r in resources.items() if r["Type"] == "AWS::Logs::LogGroup"}
+    for source in sources:
+        match = re.fullmatch(r"\$\{(\w+)\}", source)
+        assert match and match[1] in log_groups, source
+    functions_logs = {
+        r["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert {re.fullmatch(r"\$\{(\w+)\}", s)[1] for s in sources} <= functions_logs  # type: ignore[index]

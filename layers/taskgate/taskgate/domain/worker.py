@@ -59,6 +59,8 @@ class StepOutcome:
     owner: str | None = None
     # Creation to the end this step wrote, for the time-to-terminal metric.
     age_ms: int | None = None
+    # Why the task failed (its statusMessage), when this step failed it.
+    reason: str | None = None
 
     def raise_signal(self) -> None:
         """Leave RunTool through its Catch rules when the execution must park or loop."""
@@ -236,8 +238,8 @@ class Worker:
     ) -> StepOutcome:
         if not self._ender.fail(record, message, code=code, error=error):
             return _NOTHING
-        return self._ended(record, TaskStatus.FAILED, self._clock())
+        return self._ended(record, TaskStatus.FAILED, self._clock(), message)
 
     @staticmethod
-    def _ended(record: TaskRecord, status: TaskStatus, now_ms: int) -> StepOutcome:
-        return StepOutcome(StepKind.FINISHED, status, record.owner, now_ms - record.created_at_ms)
+    def _ended(record: TaskRecord, status: TaskStatus, now_ms: int, reason: str | None = None) -> StepOutcome:
+        return StepOutcome(StepKind.FINISHED, status, record.owner, now_ms - record.created_at_ms, reason)
