@@ -282,3 +282,16 @@ def test_the_dashboards_log_queries_read_log_groups_the_stack_has() -> None:
         if r["Type"] == "AWS::Serverless::Function"
     }
     assert {re.fullmatch(r"\$\{(\w+)\}", s)[1] for s in sources} <= functions_logs  # type: ignore[index]
+
+
+def test_the_layer_build_takes_wheels_for_every_glibc_lambda_has() -> None:
+    """pip given only manylinux2014 silently picks an older release of a package whose
+    newer wheels are tagged manylinux_2_28 or _2_34 (both load on Lambda's glibc 2.34)."""
+    from tests.lambda_platform import LAMBDA_GLIBC, platform_glibc
+
+    makefile = (ROOT / "layers" / "Makefile").read_text()
+    (line,) = [line for line in makefile.splitlines() if line.startswith("WHEEL_PLATFORMS")]
+    platforms = line.split("=", 1)[1].split()
+    assert {"manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"} <= set(platforms)
+    assert all((platform_glibc(p) or (9, 9)) <= LAMBDA_GLIBC for p in platforms), platforms
+    assert "$(addprefix --platform ,$(WHEEL_PLATFORMS))" in makefile
