@@ -126,6 +126,23 @@ class MemoryTaskStore:
     def list_active(self) -> list[str]:
         return [task_id for ids in self._active.values() for task_id in ids]
 
+    def active_pages(self, page_size: int = 1000) -> Iterator[list[str]]:
+        with self._lock:
+            ids = self.list_active()
+        for start in range(0, len(ids), page_size):
+            yield ids[start : start + page_size]
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        assert len(task_ids) <= 100
+        found = [self.records.get(task_id) for task_id in task_ids]
+        return [
+            dataclasses.replace(
+                r, arguments={}, result=None, checkpoint=None, input_requests={}, input_responses={}
+            )
+            for r in found
+            if r is not None
+        ]
+
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         with self._lock:
             record = self._row(Op.PROGRESS, task_id)

@@ -16,12 +16,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
-from ..domain.errors import TaskAlreadyExists, TransitionRejected
+from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
 from .aws_errors import error_code, translate, translated
 
@@ -58,6 +60,22 @@ def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
 
 OWNER_INDEX = "byOwner"
 ACTIVE_INDEX = "byActive"
+# What record_from_item needs for a task's lifecycle, without its payloads.
+_LIFECYCLE_ATTRIBUTES = (
+    "taskId",
+    "ownerId",
+    "tool",
+    "status",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttlMs",
+    "retentionMs",
+    "pollIntervalMs",
+    "expiresAt",
+    "statusMessage",
+    "outcome",
+    "historyEvents",
+)
 
 
 def _alive_values(alive: Expiry) -> dict[str, Any]:
@@ -272,16 +290,46 @@ class DynamoDBTaskStore:
         return count
 
     def list_active(self) -> list[str]:
-        """Ids of every task the active index holds (the sweeper's worklist)."""
-        ids: list[str] = []
+        """Ids of every task the active index holds."""
+        return [task_id for page in self.active_pages() for task_id in page]
+
+    def active_pages(self) -> Iterator[list[str]]:
+        """The active index a Scan page at a time (up to 1 MB of keys: thousands of ids)."""
         scan: dict[str, Any] = {"TableName": self._table, "IndexName": ACTIVE_INDEX}
         while True:
             with translated():
                 page = self._ddb.scan(**scan)
-            ids += [item["taskId"]["S"] for item in page.get("Items", [])]
+            yield [item["taskId"]["S"] for item in page.get("Items", [])]
             if "LastEvaluatedKey" not in page:
-                return ids
+                return
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        """One BatchGetItem (and its unprocessed keys again, with backoff) for up to 100
+        tasks, reading only what a task's lifecycle needs: a row may hold 256 KB of
+        arguments, which the sweeper never looks at."""
+        if len(task_ids) > 100:
+            raise ValueError("at most 100 tasks per read")
+        keys = [self._key(task_id) for task_id in dict.fromkeys(task_ids) if task_id and "#" not in task_id]
+        names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
+        request = {
+            "ConsistentRead": True,
+            "ProjectionExpression": ", ".join(names),
+            "ExpressionAttributeNames": names,
+        }
+        records: list[TaskRecord] = []
+        for attempt in range(8):
+            if not keys:
+                break
+            if attempt:
+                time.sleep(min(2.0, 0.05 * 2**attempt))
+            with translated():
+                resp = self._ddb.batch_get_item(RequestItems={self._table: {"Keys": keys, **request}})
+            records += [record_from_item(item) for item in resp.get("Responses", {}).get(self._table, [])]
+            keys = resp.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+        if keys:
+            raise ServiceUnavailable(f"DynamoDB left {len(keys)} keys unprocessed")
+        return records
 
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0

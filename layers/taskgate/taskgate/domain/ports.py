@@ -7,6 +7,7 @@ in-memory fakes (tests/fakes.py) that honour the same transition table.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
@@ -30,6 +31,14 @@ class TaskStore(Protocol):
 
     def list_active(self) -> list[str]:
         """Ids of all live tasks."""
+
+    def active_pages(self) -> Iterator[list[str]]:
+        """Ids of all live tasks, a page at a time as the store reads them."""
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        """Strongly consistent reads of up to 100 tasks (missing ones left out), without
+        their payloads (arguments, result, checkpoint, questions and answers): for the
+        sweeper, which judges tasks by their status and times."""
 
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
