@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .protocol.era import HttpReply
@@ -18,6 +19,9 @@ from .protocol.errors import RpcError
 from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
+
+if TYPE_CHECKING:
+    from .auth.resource import SignIn
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
@@ -44,11 +48,19 @@ def _response(reply: HttpReply) -> Response:
 
 
 def create_app(
-    server: Callable[[], McpServer], *, anonymous_owner: str, max_body_bytes: int, inline: bool = False
-) -> Starlette:
+    server: Callable[[], McpServer],
+    *,
+    anonymous_owner: str,
+    max_body_bytes: int,
+    inline: bool = False,
+    sign_in: SignIn | None = None,
+) -> ASGIApp:
     """``inline=True`` handles requests on the event loop's thread. In Lambda one
     instance serves one request at a time, and Mangum's loop would otherwise start
-    a fresh worker thread for every request; a local server keeps the thread pool."""
+    a fresh worker thread for every request; a local server keeps the thread pool.
+
+    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
+    bearer token on /mcp (taskgate/auth)."""
 
     def owner(request: Request) -> str:
         return owner_from_event(request.scope.get("aws.event"), anonymous_owner)
@@ -82,9 +94,12 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    return Starlette(
-        routes=[
-            Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
-            Route("/health", health, methods=["GET"]),
-        ]
-    )
+    routes = [
+        Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    if sign_in is None:
+        return Starlette(routes=routes)
+    from .auth.resource import metadata_routes
+
+    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))

@@ -7,6 +7,7 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
@@ -28,10 +29,45 @@ from .protocol.v2025.streams import ResultStreams
 from .protocol.v2026 import Era2026
 from .tools.registry import ToolRegistry, registry
 
+if TYPE_CHECKING:
+    from .auth.resource import SignIn
+    from .auth.tokens import Verifier
+
 
 @functools.cache
 def settings() -> Settings:
     return Settings.from_env()
+
+
+@functools.cache
+def sign_in() -> SignIn | None:
+    """AuthMode JWT: the metadata and the token check ApiFunction serves; None otherwise.
+    Nothing here imports ``cryptography`` until the first token arrives."""
+    s = settings()
+    if s.auth_mode != "JWT":
+        return None
+    from .auth.resource import ProtectedResource, SignIn
+
+    resource = ProtectedResource(
+        resource=s.oauth_resource,
+        authorization_servers=[s.oauth_issuer],
+        scopes_supported=list(s.oauth_scopes),
+        required_scopes=list(s.oauth_scopes),
+    )
+
+    def verifier() -> Verifier:
+        from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+
+        jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
+        return JwtVerifier(
+            issuer=s.oauth_issuer,
+            audiences=[s.oauth_resource, *s.oauth_audiences],
+            jwks=jwks,
+            client_ids=s.oauth_client_ids,
+            require_token_use=s.oauth_token_use or None,
+        )
+
+    return SignIn(resource, verifier)
 
 
 @functools.cache
@@ -138,6 +174,18 @@ def sweeper() -> Sweeper:
 
 
 def reset() -> None:
-    for f in (settings, tools, store, results, sessions, workflow, task_service, mcp_server, worker, sweeper):
+    for f in (
+        settings,
+        sign_in,
+        tools,
+        store,
+        results,
+        sessions,
+        workflow,
+        task_service,
+        mcp_server,
+        worker,
+        sweeper,
+    ):
         f.cache_clear()
     aws_clients.reset()
