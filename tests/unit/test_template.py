@@ -295,3 +295,98 @@ def test_the_layer_build_takes_wheels_for_every_glibc_lambda_has() -> None:
     assert {"manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"} <= set(platforms)
     assert all((platform_glibc(p) or (9, 9)) <= LAMBDA_GLIBC for p in platforms), platforms
     assert "$(addprefix --platform ,$(WHEEL_PLATFORMS))" in makefile
+
+
+def _conditions(params: dict[str, str]) -> dict[str, bool]:
+    """The template's Conditions, evaluated for these parameter values."""
+    conditions = _template()["Conditions"]
+    done: dict[str, bool] = {}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and "Ref" in node:
+            return params[node["Ref"]]
+        return node
+
+    def evaluate(node: Any) -> bool:
+        ((fn, args),) = node.items()
+        if fn == "Fn::Equals":
+            left, right = (value(a) for a in args)
+            return bool(str(left) == str(right))
+        if fn == "Fn::And":
+            return all(evaluate(a) for a in args)
+        if fn == "Fn::Or":
+            return any(evaluate(a) for a in args)
+        if fn == "Fn::Not":
+            return not evaluate(args[0])
+        if fn == "Condition":
+            return named(args)
+        raise AssertionError(f"cannot evaluate {fn}")
+
+    def named(name: str) -> bool:
+        if name not in done:
+            done[name] = evaluate(conditions[name])
+        return done[name]
+
+    return {name: named(name) for name in conditions}
+
+
+def test_production_authenticates_and_creates_its_own_sign_in() -> None:
+    """An open endpoint is a choice made on purpose, never the default: the template's
+    default and `sam deploy --config-env prod` sign callers in, with a user pool, an app
+    client for MCP clients and a hosted sign-in domain when no issuer is given."""
+    parameters = _template()["Parameters"]
+    assert parameters["AuthMode"]["Default"] != "NONE"
+    for env in ("default", "prod"):
+        deployed = _deployed_parameters(env)
+        assert deployed["AuthMode"] in ("JWT", "IAM"), env
+    prod = _conditions(_deployed_parameters("prod"))
+    assert prod["IsJwt"] and prod["CreateUserPool"]
+    resources = _template()["Resources"]
+    created = {name for name, r in resources.items() if r.get("Condition") == "CreateUserPool"}
+    kinds = {resources[name]["Type"] for name in created}
+    assert {
+        "AWS::Cognito::UserPool",
+        "AWS::Cognito::UserPoolClient",
+        "AWS::Cognito::UserPoolResourceServer",
+        "AWS::Cognito::UserPoolDomain",
+    } <= kinds
+    (client,) = [
+        resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPoolClient"
+    ]
+    assert client["GenerateSecret"] is False and client["AllowedOAuthFlows"] == ["code"]
+    assert client["AllowedOAuthScopes"] == ["taskgate/tasks"]
+    (pool,) = [
+        resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPool"
+    ]
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    # Development deployments may be open, and the deploy output says so.
+    assert _conditions(_deployed_parameters("dev"))["IsOpen"]
+    warning = _template()["Outputs"]["OpenEndpointWarning"]
+    assert warning["Condition"] == "IsOpen" and "development" in warning["Description"]
+
+
+def test_mcp_clients_can_discover_sign_in() -> None:
+    """API Gateway's JWT authorizer cannot send resource_metadata in its 401, so /mcp is not
+    behind it; ApiFunction checks tokens and serves the metadata on open routes."""
+    resources = _template()["Resources"]
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::ApiGatewayV2::Route"
+    }
+    for key in ("POST /mcp", "GET /mcp", "DELETE /mcp"):
+        assert routes[key]["AuthorizationType"] == {"Fn::If": ["IsIam", "AWS_IAM", "NONE"]}, key
+        assert "AuthorizerId" not in routes[key]
+    for key in ("GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp"):
+        assert routes[key]["AuthorizationType"] == "NONE", key
+    assert not any(r["Type"] == "AWS::ApiGatewayV2::Authorizer" for r in resources.values())
+    env = resources["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    from taskgate.config import Settings
+
+    sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
+    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))}
+    assert env["OAUTH_ISSUER"]["Fn::If"][:2] == [
+        "CreateUserPool",
+        {"Fn::GetAtt": ["UserPool", "ProviderURL"]},
+    ]
+    assert env["OAUTH_TOKEN_USE"] == {"Fn::If": ["CreateUserPool", "access", ""]}
