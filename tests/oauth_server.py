@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
@@ -412,8 +412,8 @@ class LocalAuthorizationServer:
     # ---- /token ----------------------------------------------------------------------
 
     async def _token(self, request: Request) -> Response:
-        form = await request.form()
-        data = {key: str(value) for key, value in form.items()}
+        # An urlencoded body, parsed here (Starlette's form parser needs python-multipart).
+        data = {key: values[0] for key, values in parse_qs((await request.body()).decode()).items()}
         try:
             client = self._authenticate_client(request, data)
             grant_type = data.get("grant_type")

@@ -56,6 +56,9 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     # Development-only code (moto patches, the dev authorizer, uvicorn) never ships.
     assert not (layer / "taskgate" / "local").exists()
     assert not list(layer.rglob("taskgate/local*"))
+    # No pyOpenSSL: botocore's urllib3 would load it, and it imports cryptography at every
+    # cold start (tests/integration/test_sign_in_cold_start.py relies on its absence).
+    assert not (layer / "OpenSSL").exists()
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
     assert (build / "ToolsLayer" / "python" / "taskgate_conformance" / "tools.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
