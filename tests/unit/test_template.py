@@ -290,8 +290,9 @@ def test_the_layer_build_takes_wheels_for_every_glibc_lambda_has() -> None:
     from tests.lambda_platform import LAMBDA_GLIBC, platform_glibc
 
     makefile = (ROOT / "layers" / "Makefile").read_text()
-    (line,) = [line for line in makefile.splitlines() if line.startswith("WHEEL_PLATFORMS")]
-    platforms = line.split("=", 1)[1].split()
+    lines = [line for line in makefile.splitlines() if line.startswith("WHEEL_PLATFORMS")]
+    assert len(lines) == 1, "layers/Makefile must list its wheel platforms in WHEEL_PLATFORMS"
+    platforms = lines[0].split("=", 1)[1].split()
     assert {"manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"} <= set(platforms)
     assert all((platform_glibc(p) or (9, 9)) <= LAMBDA_GLIBC for p in platforms), platforms
     assert "$(addprefix --platform ,$(WHEEL_PLATFORMS))" in makefile
