@@ -344,6 +344,10 @@ class MemoryBlobs:
     def get(self, key: str) -> bytes:
         return self.objects[key]
 
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        data = self.objects[key]
+        return data[start : start + max(1, length)], len(data)
+
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
 
@@ -354,6 +358,7 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
+        self.subs: dict[str, dict[str, str]] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
@@ -363,6 +368,12 @@ class MemorySessionStore:
 
     def delete_session(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
+        self.subs.pop(session_id, None)
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(session, log_level=level)
 
     def create_stream(self, stream: StreamState) -> None:
         self.streams[stream.stream_id] = stream
@@ -374,6 +385,26 @@ class MemorySessionStore:
         if self.streams.get(before.stream_id) != before:
             return False
         self.streams[after.stream_id] = after
+        return True
+
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        return dict(self.subs.get(session_id, {}))
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        mine = self.subs.setdefault(session_id, {})
+        if uri not in mine and len(mine) >= limit:
+            return False
+        mine[uri] = version
+        return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        self.subs.get(session_id, {}).pop(uri, None)
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        mine = self.subs.get(session_id, {})
+        if mine.get(uri) != seen:
+            return False
+        mine[uri] = now
         return True
 
 
@@ -421,6 +452,7 @@ class World:
         *,
         anonymous_owner: str = "anonymous",
         max_inline_result_bytes: int = 262_144,
+        max_result_response_bytes: int = 2_097_152,
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
         **limit_overrides: int,
@@ -430,6 +462,7 @@ class World:
         from taskgate.domain.service import TaskService
         from taskgate.domain.sweeper import Sweeper
         from taskgate.domain.worker import Worker
+        from taskgate.protocol.request_state import RequestStates, ephemeral_keys
         from taskgate.protocol.server import McpServer
         from taskgate.protocol.shared import Services
         from taskgate.protocol.v2025 import Era2025
@@ -457,7 +490,9 @@ class World:
         }
         self.limits = Limits(**limits)
         self.results = ResultStore(
-            self.blobs if with_bucket else None, max_inline_bytes=max_inline_result_bytes
+            self.blobs if with_bucket else None,
+            max_inline_bytes=max_inline_result_bytes,
+            max_delivered_bytes=max_result_response_bytes,
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(
@@ -467,7 +502,11 @@ class World:
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0
         )
         self.events: list[tuple[str, dict[str, Any]]] = []
-        services = Services(self.tasks, self.tools, self._audit, anonymous_owner)
+        # requestState sealed under a key of this world's own, expiring on its clock.
+        self.request_states = RequestStates(ephemeral_keys, ttl_ms=600_000, clock=self.clock)
+        services = Services(
+            self.tasks, self.tools, self._audit, anonymous_owner, request_states=self.request_states
+        )
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(

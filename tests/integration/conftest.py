@@ -51,7 +51,7 @@ def http(aws: EmbeddedAws) -> Iterator[TestClient]:
     app = create_app(
         wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
     )
-    with TestClient(DevAuthMiddleware(app, DEV_TOKENS)) as client:
+    with TestClient(DevAuthMiddleware(app, DEV_TOKENS), base_url="http://localhost") as client:
         yield client
 
 

@@ -47,10 +47,11 @@ def test_the_worker_writes_a_large_result_with_its_tasks_retention(ttl_ms: int, 
 def _gone_world() -> World:
     world = World(max_inline_result_bytes=1_000)
 
-    def gone(key: str) -> bytes:
+    def gone(key: str, *args: Any) -> Any:
         raise KeyError(key)  # what S3BlobStore raises for NoSuchKey
 
     world.blobs.get = gone  # type: ignore[method-assign]
+    world.blobs.get_range = gone  # type: ignore[method-assign]
     return world
 
 
@@ -67,7 +68,7 @@ def test_a_vanished_result_is_a_clear_error_in_tasks_get_without_retry() -> None
 def gone_http() -> Iterator[tuple[World, TestClient]]:
     world = _gone_world()
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         yield world, client
 
 
@@ -119,6 +120,8 @@ def test_s3_reads_fail_by_kind(code: str, status: int, raised: type[Exception]) 
     with pytest.raises(raised) as caught:
         blobs.get("results/t.json")
     assert not isinstance(caught.value, ResultUnavailable)
+    with pytest.raises(raised):
+        blobs.get_range("results/t.json", 0, 100)  # how results are read since large-result parts
 
 
 def test_s3_writes_tag_the_retention_class_the_lifecycle_rules_match() -> None:

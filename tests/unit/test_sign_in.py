@@ -20,6 +20,7 @@ from taskgate.auth.tokens import SigningKeysUnavailable, TokenError
 from taskgate.config import ConfigurationError, Settings
 from taskgate.http_app import create_app
 from taskgate.protocol.identity import owner_from_event, principal_arn
+from taskgate.protocol.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 from tests.oauth_server import LocalAuthorizationServer
@@ -55,7 +56,11 @@ def auth() -> LocalAuthorizationServer:
 
 def _client(world: World, sign_in: SignIn) -> Iterator[TestClient]:
     app = create_app(
-        lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576, sign_in=sign_in
+        lambda: world.server,
+        anonymous_owner="anonymous",
+        max_body_bytes=1_048_576,
+        security=TransportSecurity(("taskgate.example",), ()),
+        sign_in=sign_in,
     )
     with TestClient(app, base_url="https://taskgate.example") as client:
         yield client

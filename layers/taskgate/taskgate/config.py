@@ -18,6 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 # suite calls whichever tool is listed first, with no arguments.
 DEFAULT_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
 
+# Transport security (DNS rebinding): who may be named in Host and Origin. A host without a
+# port matches any port; "*" allows anything. Deployed, the API's own domain is allowed too.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+
 Positive = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
 
@@ -51,10 +56,20 @@ class Settings(BaseModel):
     max_argument_bytes: Positive = 262_144
     max_input_response_bytes: Positive = 65_536
     max_inline_result_bytes: Positive = 262_144
+    # A task result larger than this is delivered as resource_links to its parts (a Lambda
+    # response is at most 6 MB); each part is read with resources/read.
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=4_194_304)] = 2_097_152
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
+    allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
+    # The Secrets Manager secret whose value seals a plain call's requestState (every
+    # instance must share it); unset: a key made by this process (one local server).
+    request_state_secret_arn: str = ""
+    request_state_ttl_seconds: Positive = 600
+
     # Sign-in (template Parameter AuthMode). NONE: every caller is anonymous_owner; IAM: API
     # Gateway checks SigV4 and names the caller; JWT: ApiFunction checks bearer tokens
     # (taskgate/auth), publishing RFC 9728 metadata for MCP clients.
@@ -74,7 +89,15 @@ class Settings(BaseModel):
     # Cognito: "access" (its access tokens say token_use: access).
     oauth_token_use: str = ""
 
-    @field_validator("tool_modules", "oauth_audiences", "oauth_client_ids", "oauth_scopes", mode="before")
+    @field_validator(
+        "tool_modules",
+        "allowed_hosts",
+        "allowed_origins",
+        "oauth_audiences",
+        "oauth_client_ids",
+        "oauth_scopes",
+        mode="before",
+    )
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):

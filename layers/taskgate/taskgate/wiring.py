@@ -7,12 +7,15 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
+import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
 from .adapters.dynamodb_store import DynamoDBTaskStore
 from .adapters.s3_blobs import S3BlobStore
+from .adapters.secrets import SecretsManagerSecret
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
@@ -22,8 +25,10 @@ from .domain.service import TaskService
 from .domain.sessions import SessionStore
 from .domain.sweeper import Sweeper
 from .domain.worker import Worker
+from .protocol.request_state import RequestStates, ephemeral_keys
 from .protocol.server import McpServer
 from .protocol.shared import AuditHook, Services
+from .protocol.transport_security import TransportSecurity
 from .protocol.v2025 import Era2025
 from .protocol.v2025.streams import ResultStreams
 from .protocol.v2026 import Era2026
@@ -85,7 +90,11 @@ def results() -> ResultStore:
     bucket = settings().result_bucket
     # A client factory: most requests never touch S3, so no cold start pays for one.
     blobs = S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
-    return ResultStore(blobs, max_inline_bytes=settings().max_inline_result_bytes)
+    return ResultStore(
+        blobs,
+        max_inline_bytes=settings().max_inline_result_bytes,
+        max_delivered_bytes=settings().max_result_response_bytes,
+    )
 
 
 @functools.cache
@@ -110,6 +119,29 @@ def limits(s: Settings) -> Limits:
 
 
 @functools.cache
+def transport_security() -> TransportSecurity:
+    return TransportSecurity(settings().allowed_hosts, settings().allowed_origins)
+
+
+def request_state_keys() -> Sequence[bytes]:
+    """The key material that seals requestState: the stack's secret, read once (on the
+    first plain call that needs it, not at every cold start); without one configured, a
+    key of this process's own (right for one local server, wrong for many instances)."""
+    arn = settings().request_state_secret_arn
+    if not arn:
+        logging.getLogger(__name__).warning(
+            "REQUEST_STATE_SECRET_ARN is not set: requestState is sealed with a per-process key"
+        )
+        return ephemeral_keys()
+    return [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()]
+
+
+@functools.cache
+def request_states() -> RequestStates:
+    return RequestStates(request_state_keys, ttl_ms=settings().request_state_ttl_seconds * 1000, clock=now_ms)
+
+
+@functools.cache
 def task_service() -> TaskService:
     return TaskService(store(), workflow(), now_ms, limits(settings()), results())
 
@@ -125,7 +157,9 @@ def build_mcp_server(
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
     kept = session_store or sessions()
-    services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
+    services = Services(
+        tasks or task_service(), tools(), hook, s.anonymous_owner, request_states=request_states()
+    )
     streams = ResultStreams(
         services.tasks,
         kept,
@@ -182,6 +216,8 @@ def reset() -> None:
         results,
         sessions,
         workflow,
+        transport_security,
+        request_states,
         task_service,
         mcp_server,
         worker,

@@ -6,9 +6,10 @@ Item layout (attribute: type):
   pollIntervalMs N · expiresAt N(epoch s, the table's TTL attribute) ·
   inputRequests M(key -> S JSON) · inputResponses M(key -> S JSON) ·
   taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON) ·
-  retentionMs N · resultRef S (results kept in S3) · activeOwner S (only while
-  the task is active: the sparse ``byActive`` index lists exactly the live tasks) ·
-  historyEvents N (the execution's history used so far, domain/history.py)
+  retentionMs N · resultRef S (results kept in S3) · clientCapabilities S(JSON) ·
+  activeOwner S (only while the task is active: the sparse ``byActive`` index lists
+  exactly the live tasks) · historyEvents N (the execution's history used so far,
+  domain/history.py)
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         checkpoint=j("checkpoint"),
         progress_token=j("progressToken"),
         result_ref=s("resultRef"),
+        client_capabilities=j("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
     )
 
@@ -201,6 +203,8 @@ class DynamoDBTaskStore:
             item["statusMessage"] = _s(record.status_message)
         if record.progress_token is not None:
             item["progressToken"] = _s(_dumps(record.progress_token))
+        if record.client_capabilities is not None:
+            item["clientCapabilities"] = _s(_dumps(record.client_capabilities))
         try:
             self._ddb.put_item(
                 TableName=self._table,

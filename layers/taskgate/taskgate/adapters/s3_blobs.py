@@ -18,6 +18,9 @@ from botocore.exceptions import ClientError
 from ..domain.results import RETENTION_TAG
 from .aws_errors import error_code, translating
 
+# What S3 says for a key that holds nothing (HeadObject has no body: its code is "404").
+_MISSING = ("NoSuchKey", "NotFound", "404")
+
 
 class S3BlobStore:
     def __init__(self, client: Callable[[], Any], bucket: str) -> None:
@@ -45,9 +48,32 @@ class S3BlobStore:
         try:
             return self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
         except ClientError as exc:
-            if error_code(exc) in ("NoSuchKey", "404"):
+            if error_code(exc) in _MISSING:
                 raise KeyError(key) from exc
             raise
+
+    @translating
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        try:
+            found = self._s3.get_object(
+                Bucket=self._bucket, Key=key, Range=f"bytes={start}-{start + max(1, length) - 1}"
+            )
+        except ClientError as exc:
+            if error_code(exc) in _MISSING:
+                raise KeyError(key) from exc
+            if error_code(exc) != "InvalidRange":
+                raise
+            # At or past the end: S3 refuses the range, so ask the size alone.
+            try:
+                head = self._s3.head_object(Bucket=self._bucket, Key=key)
+            except ClientError as missing:
+                if error_code(missing) in _MISSING:
+                    raise KeyError(key) from missing
+                raise
+            return b"", int(head["ContentLength"])
+        # "bytes 0-99/12345": the whole size follows the slash.
+        total = int(str(found["ContentRange"]).rpartition("/")[2])
+        return found["Body"].read(), total
 
     @translating
     def delete(self, key: str) -> None:

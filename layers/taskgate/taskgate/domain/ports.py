@@ -113,6 +113,10 @@ class BlobStore(Protocol):
     def get(self, key: str) -> bytes:
         """The data; raise KeyError when nothing is stored under ``key`` (any more)."""
 
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        """Up to ``length`` (>= 1) bytes from ``start``, and the object's whole size;
+        no bytes when ``start`` is at or past the end. KeyError when nothing is stored."""
+
     def delete(self, key: str) -> None: ...
 
 

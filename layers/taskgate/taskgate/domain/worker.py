@@ -20,6 +20,8 @@ from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..tools.context import InputNeeded, ProtocolError, TaskCancelled, TaskYield, ToolContext
+from ..tools.input import ClientCapabilities
+from ..tools.peer import Peer
 from ..tools.registry import ToolRegistry
 from . import history
 from .ending import TaskEnder
@@ -177,6 +179,8 @@ class Worker:
             control=_StoreControl(
                 self._store, record, self._clock, remaining_ms, self._yield_margin_ms, retries
             ),
+            # A task has no response stream: progress is its statusMessage, logs go to our log.
+            peer=Peer(capabilities=ClientCapabilities(record.client_capabilities)),
         )
         try:
             result = tool.run(record.arguments, ctx)

@@ -40,6 +40,7 @@ def main() -> None:
         wiring.mcp_server,
         anonymous_owner=settings.anonymous_owner,
         max_body_bytes=settings.max_body_bytes,
+        security=wiring.transport_security(),
         # AUTH_MODE=JWT with OAUTH_ISSUER, OAUTH_RESOURCE…: real bearer tokens, as deployed.
         sign_in=wiring.sign_in(),
     )

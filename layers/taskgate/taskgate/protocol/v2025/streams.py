@@ -26,6 +26,9 @@ from ...domain.sessions import SessionStore, StreamState
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+# Notifications a waiting stream also carries (resource updates of its session), polled
+# with it; called with the stream's monotonic clock.
+Notices = Callable[[float], list[dict[str, Any]]]
 
 
 def _dumps(message: dict[str, Any]) -> str:
@@ -59,7 +62,13 @@ class ResultStreams:
         self._monotonic = monotonic
 
     def open(
-        self, owner: str, record: TaskRecord, request_id: Any, *, hide_task: bool = False
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        *,
+        hide_task: bool = False,
+        notices: Notices | None = None,
     ) -> Iterator[str]:
         """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
         plain ``tools/call`` that became this task, on which nothing names the task."""
@@ -74,7 +83,7 @@ class ResultStreams:
         self._store.create_stream(state)
         # The priming event gives the client an id to resume from before anything else happens.
         yield self._priming(state.stream_id, 0)
-        yield from self._live(state)
+        yield from self._live(state, notices)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -96,13 +105,13 @@ class ResultStreams:
         if deliver:
             yield sse_event(f"{state.stream_id}:1", message)
 
-    def resume(self, owner: str, last_event_id: str) -> Iterator[str] | None:
+    def resume(self, owner: str, last_event_id: str, notices: Notices | None = None) -> Iterator[str] | None:
         stream_id, _, rest = last_event_id.partition(":")
         seen = rest.split(":", 1)[0]
         state = self._store.get_stream(stream_id) if stream_id else None
         if state is None or state.owner != owner or not seen.isdigit() or int(seen) > len(state.events):
             return None
-        return self._replay_then_live(state, int(seen))
+        return self._replay_then_live(state, int(seen), notices)
 
     def _priming(self, stream_id: str, position: int) -> str:
         # Every stream opens with an id-bearing event, so a client always has a
@@ -110,15 +119,15 @@ class ResultStreams:
         # notifications. It points at the log position; the suffix keeps ids unique.
         return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {self._retry_ms}\ndata: \n\n"
 
-    def _replay_then_live(self, state: StreamState, seen: int) -> Iterator[str]:
+    def _replay_then_live(self, state: StreamState, seen: int, notices: Notices | None) -> Iterator[str]:
         for index, event in enumerate(state.events[seen:], start=seen + 1):
             yield f"id: {state.stream_id}:{index}\nevent: message\ndata: {event}\n\n"
         # After the replay, so resuming from it never skips a replayed event.
         yield self._priming(state.stream_id, len(state.events))
         if not state.done:
-            yield from self._live(state)
+            yield from self._live(state, notices)
 
-    def _live(self, state: StreamState) -> Iterator[str]:
+    def _live(self, state: StreamState, notices: Notices | None = None) -> Iterator[str]:
         # Notifications are sent live and never logged: they carry no event id, so
         # a reconnect resumes after the last logged event, and the stream item is
         # written only for what must not be lost (questions and the response).
@@ -142,8 +151,11 @@ class ResultStreams:
                     yield f"data: {_dumps(progress)}\n\n"
                 seen_status, seen_message = status, record.status_message
                 logged = self._logged_events(state, record)
+            for notice in notices(self._monotonic()) if notices is not None else []:
+                yield f"data: {_dumps(notice)}\n\n"
             if logged:
-                asked = [m for m in logged if m.get("method") == "elicitation/create"]
+                # Server-to-client requests of every kind (elicitation, sampling, roots).
+                asked = [m for m in logged if "method" in m and "id" in m]
                 after = replace(
                     self._with(state, logged, done=not asked),
                     emitted_keys=state.emitted_keys | {m["id"] for m in asked},
