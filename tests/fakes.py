@@ -126,20 +126,43 @@ class MemoryTaskStore:
     def list_active(self) -> list[str]:
         return [task_id for ids in self._active.values() for task_id in ids]
 
+    def active_pages(self, page_size: int = 1000) -> Iterator[list[str]]:
+        with self._lock:
+            ids = self.list_active()
+        for start in range(0, len(ids), page_size):
+            yield ids[start : start + page_size]
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        assert len(task_ids) <= 100
+        found = [self.records.get(task_id) for task_id in task_ids]
+        return [
+            dataclasses.replace(
+                r, arguments={}, result=None, checkpoint=None, input_requests={}, input_responses={}
+            )
+            for r in found
+            if r is not None
+        ]
+
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         with self._lock:
             record = self._row(Op.PROGRESS, task_id)
             self._put(_touched(record, now_ms, alive, status_message=message))
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.ASK, task_id)
-            self._put(_touched(record, now_ms, alive, input_requests=dict(requests)))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, input_requests=dict(requests), history_events=used))
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.CHECKPOINT, task_id)
-            self._put(_touched(record, now_ms, alive, checkpoint=state))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, checkpoint=state, history_events=used))
 
     def finish(
         self,
@@ -312,9 +335,11 @@ class MemoryBlobs:
 
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
+        self.keep_days: dict[str, int] = {}
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
         self.objects[key] = data
+        self.keep_days[key] = keep_days
 
     def get(self, key: str) -> bytes:
         return self.objects[key]

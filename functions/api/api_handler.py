@@ -45,6 +45,8 @@ app = create_app(
     max_body_bytes=_settings.max_body_bytes,
     inline=True,
     security=wiring.transport_security(),
+    # AuthMode JWT: tokens are checked here, not by API Gateway (see taskgate/auth).
+    sign_in=wiring.sign_in(),
 )
 _mangum = Mangum(app, lifespan="off")
 aws_clients.client("dynamodb")  # every request reads the table

@@ -149,7 +149,7 @@ def test_parts_split_between_characters_and_join_exactly(text: str, limit: int) 
     blobs = MemoryBlobs()
     store = ResultStore(blobs, max_inline_bytes=100, max_delivered_bytes=limit)
     result = {"content": [{"type": "text", "text": text}], "isError": False}
-    placed = store.place("t1", result, 0)
+    placed = store.place("t1", result, 0, keep_ms=3_600_000)
     assert placed.ref is not None
     record = _record(None, placed.ref)
     delivered = store.attach(record).result

@@ -27,8 +27,10 @@ def test_the_architecture_is_a_parameter_the_layer_build_knows() -> None:
     param = t["Parameters"]["Architecture"]
     assert param["Default"] == "arm64"
     makefile = (ROOT / "layers" / "Makefile").read_text()
-    platforms = set(re.findall(r"^PLATFORM_(\w+) = manylinux", makefile, re.M))
-    assert platforms == set(param["AllowedValues"]) == {"arm64", "x86_64"}
+    tags = dict(re.findall(r"^ARCH_TAG_(\w+) = (\w+)$", makefile, re.M))
+    assert tags == {"arm64": "aarch64", "x86_64": "x86_64"}
+    assert set(tags) == set(param["AllowedValues"])
+    assert re.search(r"^WHEEL_PLATFORMS = .*\$\(ARCH_TAG\)", makefile, re.M)
     assert "LAMBDA_ARCH ?= arm64" in makefile
     assert t["Globals"]["Function"]["Architectures"] == [{"Ref": "Architecture"}]
     for layer in ("TaskgateLayer", "ToolsLayer"):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # The template's ToolModules default too. The conformance fixtures come first: the
 # suite calls whichever tool is listed first, with no arguments.
@@ -72,12 +72,50 @@ class Settings(BaseModel):
     request_state_secret_arn: str = ""
     request_state_ttl_seconds: Positive = 600
 
-    @field_validator("tool_modules", "allowed_hosts", "allowed_origins", mode="before")
+    # Sign-in (template Parameter AuthMode). NONE: every caller is anonymous_owner; IAM: API
+    # Gateway checks SigV4 and names the caller; JWT: ApiFunction checks bearer tokens
+    # (taskgate/auth), publishing RFC 9728 metadata for MCP clients.
+    auth_mode: Literal["NONE", "JWT", "IAM"] = "NONE"
+    # JWT only. The canonical URL of /mcp (the tokens' audience, the metadata's resource).
+    oauth_resource: str = ""
+    # The token issuer (iss), also the authorization server the metadata names.
+    oauth_issuer: str = ""
+    # Audiences accepted besides oauth_resource (aud), and the clients whose tokens may carry
+    # no aud at all (client_id; Cognito access tokens).
+    oauth_audiences: tuple[str, ...] = ()
+    oauth_client_ids: tuple[str, ...] = ()
+    # Scopes every request needs (and the metadata's scopes_supported).
+    oauth_scopes: tuple[str, ...] = ()
+    # The issuer's JWKS; discovered from its metadata when empty.
+    oauth_jwks_uri: str = ""
+    # Cognito: "access" (its access tokens say token_use: access).
+    oauth_token_use: str = ""
+
+    @field_validator(
+        "tool_modules",
+        "allowed_hosts",
+        "allowed_origins",
+        "oauth_audiences",
+        "oauth_client_ids",
+        "oauth_scopes",
+        mode="before",
+    )
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
         return value
+
+    @model_validator(mode="after")
+    def _sign_in_is_complete(self) -> Settings:
+        if self.auth_mode == "JWT":
+            missing = [n.upper() for n in ("oauth_resource", "oauth_issuer") if not getattr(self, n)]
+            if missing:
+                raise ValueError(f"AUTH_MODE JWT needs {' and '.join(missing)}")
+            for name in ("oauth_resource", "oauth_issuer"):
+                if not str(getattr(self, name)).startswith(("https://", "http://")):
+                    raise ValueError(f"{name.upper()} must be an http(s) URL")
+        return self
 
     def require(self, *names: str) -> Settings:
         """These settings, if the named ones are set (a function that needs them calls this at init)."""
@@ -97,6 +135,7 @@ class Settings(BaseModel):
             return cls.model_validate(values)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" if e["loc"] else e["msg"]
+                for e in exc.errors()
             )
             raise ConfigurationError(f"taskgate is misconfigured: {problems}") from None

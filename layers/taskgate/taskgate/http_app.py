@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
@@ -20,6 +21,9 @@ from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
 from .protocol.transport_security import TransportSecurity, is_json
+
+if TYPE_CHECKING:
+    from .auth.resource import SignIn
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
@@ -60,11 +64,14 @@ def create_app(
     max_body_bytes: int,
     inline: bool = False,
     security: TransportSecurity | None = None,
-) -> Starlette:
+    sign_in: SignIn | None = None,
+) -> ASGIApp:
     """``inline=True`` handles requests on the event loop's thread. In Lambda one
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
-    ``security``: the Host/Origin allow-lists (localhost only when not given)."""
+    ``security``: the Host/Origin allow-lists (localhost only when not given).
+    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
+    bearer token on /mcp (taskgate/auth)."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -106,9 +113,12 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    return Starlette(
-        routes=[
-            Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
-            Route("/health", health, methods=["GET"]),
-        ]
-    )
+    routes = [
+        Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    if sign_in is None:
+        return Starlette(routes=routes)
+    from .auth.resource import metadata_routes
+
+    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))

@@ -34,6 +34,8 @@ from .tools.registry import ToolRegistry, registry
 # imports the worker's step or the sweeper; the 2025 era loads with its first request).
 if TYPE_CHECKING:
     from .adapters.dynamodb_sessions import DynamoDBSessionStore
+    from .auth.resource import SignIn
+    from .auth.tokens import Verifier
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
@@ -42,6 +44,37 @@ if TYPE_CHECKING:
 @functools.cache
 def settings() -> Settings:
     return Settings.from_env()
+
+
+@functools.cache
+def sign_in() -> SignIn | None:
+    """AuthMode JWT: the metadata and the token check ApiFunction serves; None otherwise.
+    Nothing here imports ``cryptography`` until the first token arrives."""
+    s = settings()
+    if s.auth_mode != "JWT":
+        return None
+    from .auth.resource import ProtectedResource, SignIn
+
+    resource = ProtectedResource(
+        resource=s.oauth_resource,
+        authorization_servers=[s.oauth_issuer],
+        scopes_supported=list(s.oauth_scopes),
+        required_scopes=list(s.oauth_scopes),
+    )
+
+    def verifier() -> Verifier:
+        from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+
+        jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
+        return JwtVerifier(
+            issuer=s.oauth_issuer,
+            audiences=[s.oauth_resource, *s.oauth_audiences],
+            jwks=jwks,
+            client_ids=s.oauth_client_ids,
+            require_token_use=s.oauth_token_use or None,
+        )
+
+    return SignIn(resource, verifier)
 
 
 @functools.cache
@@ -193,6 +226,7 @@ def sweeper() -> Sweeper:
 def reset() -> None:
     for f in (
         settings,
+        sign_in,
         tools,
         store,
         results,

@@ -15,7 +15,7 @@ import dataclasses
 import json
 from typing import Any
 
-from .errors import PayloadTooLarge
+from .errors import PayloadTooLarge, ResultUnavailable
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import BlobStore
 
@@ -47,6 +47,24 @@ class ResultPart:
     total_bytes: int
 
 
+DAY_MS = 86_400_000
+# How long the result bucket keeps an object, by the tag it was written with: one
+# lifecycle rule per class in template.yaml (a unit test keeps the two equal). The
+# longest covers the longest task TTL the template allows (MaxTtlMs, 365 days).
+RETENTION_CLASSES_DAYS = (1, 2, 7, 30, 90, 180, 366)
+RETENTION_TAG = "retention"
+
+
+def retention_days(keep_ms: int) -> int:
+    """The shortest retention class that keeps an object at least ``keep_ms`` (plus a
+    minute of clock skew): a result never expires before the task row that points at it."""
+    needed = keep_ms + 60_000
+    for days in RETENTION_CLASSES_DAYS:
+        if days * DAY_MS >= needed:
+            return days
+    raise ValueError(f"no retention class keeps a result for {keep_ms} ms")
+
+
 @dataclasses.dataclass(frozen=True)
 class PlacedResult:
     inline: dict[str, Any] | None
@@ -68,16 +86,17 @@ class ResultStore:
         # (every quote and backslash doubles), still fits in one.
         self.part_bytes = max(1, max_delivered_bytes // 2)
 
-    def place(self, task_id: str, result: dict[str, Any], beside_bytes: int) -> PlacedResult:
+    def place(self, task_id: str, result: dict[str, Any], beside_bytes: int, *, keep_ms: int) -> PlacedResult:
         """Keep ``result`` in the row, or write it to the bucket and keep its key.
-        ``beside_bytes`` is what else the row holds (the arguments)."""
+        ``beside_bytes`` is what else the row holds (the arguments); ``keep_ms`` how long
+        the row is kept after this write (its retention), which the object must outlive."""
         encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
         if len(encoded) <= self._max_inline and len(encoded) + beside_bytes <= ROW_BUDGET_BYTES:
             return PlacedResult(inline=result, ref=None)
         if self._blobs is None:
             raise PayloadTooLarge("The result", len(encoded), self._max_inline)
         ref = result_key(task_id)
-        self._blobs.put(ref, encoded)
+        self._blobs.put(ref, encoded, keep_days=retention_days(keep_ms))
         return PlacedResult(inline=None, ref=ref)
 
     def discard(self, placed: PlacedResult) -> None:
@@ -89,12 +108,12 @@ class ResultStore:
     def attach(self, record: TaskRecord) -> TaskRecord:
         """``record`` with its result in hand, read from the bucket when it lives there;
         a result larger than one response becomes links to its parts."""
-        if record.result_ref is None or self._blobs is None:
+        if record.result_ref is None:
             if record.result is not None and len(_encode(record.result)) > self._max_delivered:
                 return dataclasses.replace(record, result=self._links(record, len(_encode(record.result))))
             return record
         # One request either way: the whole object when it fits, else just its size.
-        head, total = self._blobs.get_range(record.result_ref, 0, self._max_delivered + 1)
+        head, total = self._range(record, 0, self._max_delivered + 1)
         if total > self._max_delivered:
             return dataclasses.replace(record, result=self._links(record, total))
         return dataclasses.replace(record, result=json.loads(head))
@@ -109,8 +128,8 @@ class ResultStore:
             return None
         start = (part - 1) * self.part_bytes
         want = self.part_bytes + _UTF8_TAIL
-        if record.result_ref is not None and self._blobs is not None:
-            chunk, total = self._blobs.get_range(record.result_ref, start, want)
+        if record.result_ref is not None:
+            chunk, total = self._range(record, start, want)
             if start >= total:
                 return None
         elif record.result is not None:
@@ -129,6 +148,16 @@ class ResultStore:
         while end < len(chunk) and _continuation(chunk[end]):
             end += 1
         return ResultPart(chunk[begin:end].decode(), part, self.parts_of(total), total)
+
+    def _range(self, record: TaskRecord, start: int, length: int) -> tuple[bytes, int]:
+        """Bytes of the stored result; ResultUnavailable when it is gone (or there is no
+        bucket to read it from): a permanent, plainly worded error, never "retry"."""
+        if self._blobs is None or record.result_ref is None:
+            raise ResultUnavailable(record.task_id)
+        try:
+            return self._blobs.get_range(record.result_ref, start, length)
+        except KeyError:
+            raise ResultUnavailable(record.task_id) from None
 
     def _links(self, record: TaskRecord, total: int) -> dict[str, Any]:
         parts = self.parts_of(total)

@@ -187,7 +187,12 @@ class EmbeddedAws:
             Code={"ZipFile": archive.getvalue()},
         )["FunctionArn"]
         definition = (self.root / "statemachines" / "task.asl.json").read_text()
-        for name, value in {"WorkerFunctionArn": worker_arn, "TaskTableName": self.table_name}.items():
+        substitutions = {
+            "WorkerFunctionArn": worker_arn,
+            "TaskTableName": self.table_name,
+            "Partition": "aws",
+        }
+        for name, value in substitutions.items():
             definition = definition.replace("${" + name + "}", value)
         self.state_machine_arn = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
             name=STATE_MACHINE_NAME, definition=definition, roleArn=role_arn, type="STANDARD"

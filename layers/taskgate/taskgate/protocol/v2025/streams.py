@@ -18,8 +18,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...clock import now_ms
-from ...codes import INVALID_PARAMS
-from ...domain.errors import TaskNotFound
+from ...codes import INTERNAL_ERROR, INVALID_PARAMS
+from ...domain.errors import ResultUnavailable, TaskNotFound
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
@@ -182,7 +182,13 @@ class ResultStreams:
     def _logged_events(self, state: StreamState, record: TaskRecord) -> list[dict[str, Any]]:
         tagged = not state.hides_task
         if record.status.terminal:
-            return [w.payload_message(self._tasks.with_result(record), state.request_id, tagged=tagged)]
+            try:
+                record = self._tasks.with_result(record)
+            except ResultUnavailable as gone:
+                # Logged like any answer, so a resumed stream gets the same clear error
+                # instead of a broken stream and a retry that can never succeed.
+                record = replace(record, result=None, error={"code": INTERNAL_ERROR, "message": str(gone)})
+            return [w.payload_message(record, state.request_id, tagged=tagged)]
         if record.status is TaskStatus.INPUT_REQUIRED:
             asks = [
                 w.elicitation_request(record.task_id, key, request, tagged=tagged)
