@@ -72,8 +72,11 @@ class SamLocal:
         return self.build_dir / "template.yaml"
 
     def sam_args(self) -> list[str]:
-        """What every ``sam local invoke`` of this setup is given, the worker's too."""
-        return ["--template", str(self.template), "--parameter-overrides", f"Architecture={self.arch}"]
+        """What every ``sam local invoke`` of this setup is given, the worker's too. AuthMode
+        NONE: the events carry the claims API Gateway would pass on (no token to check, and
+        no user pool to resolve)."""
+        overrides = f"Architecture={self.arch} AuthMode=NONE"
+        return ["--template", str(self.template), "--parameter-overrides", overrides]
 
     def build(self, *, cached: bool = True) -> subprocess.CompletedProcess[str]:
         """``sam build`` for ``arch``: the template's Architecture and layers/Makefile's
@@ -92,7 +95,7 @@ class SamLocal:
             str(cache),
             "--cached" if cached else "--no-cached",
             "--parameter-overrides",
-            f"Architecture={self.arch}",
+            f"Architecture={self.arch} AuthMode=NONE",
         ]
         return subprocess.run(command, cwd=self.root, env=env, capture_output=True, text=True, timeout=1800)
 
