@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from taskgate.domain.errors import TaskAlreadyExists, TransitionRejected
+from taskgate.domain.limits import map_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.domain.sessions import Session, StreamState
@@ -179,33 +180,39 @@ class MemoryTaskStore:
         task_id: str,
         responses: dict[str, Any],
         *,
-        resume: bool,
         task_token: str,
         now_ms: int,
         alive: Expiry,
-    ) -> None:
-        op = Op.RESUME if resume else Op.ANSWER
+        max_answer_bytes: int,
+        likely_last: bool = False,
+    ) -> bool:
+        # One atomic step, as DynamoDB's conditional write is: whether this answer is
+        # the last is decided here, under the lock, not by the caller's earlier read.
         with self._lock:
-            record = self._row(op, task_id)
+            record = self._row(Op.ANSWER, task_id)
             if record.task_token != task_token or not set(responses) <= set(record.input_requests):
                 raise TransitionRejected(task_id)
             answered = {**record.input_responses, **responses}
-            if resume:
-                self._put(
-                    _touched(
-                        record,
-                        now_ms,
-                        alive,
-                        status=target(op, record.status),
-                        status_message="Resuming with the client's answers.",
-                        input_responses=answered,
-                        input_requests={},
-                        task_token=None,
-                    )
-                )
-            else:
-                left = {k: v for k, v in record.input_requests.items() if k not in responses}
+            if map_size(answered) > max_answer_bytes:
+                raise TransitionRejected(task_id)
+            left = {k: v for k, v in record.input_requests.items() if k not in responses}
+            if left:
                 self._put(_touched(record, now_ms, alive, input_responses=answered, input_requests=left))
+                return False
+            check(Op.RESUME, task_id, record.status)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    status=target(Op.RESUME, record.status),
+                    status_message="Resuming with the client's answers.",
+                    input_responses=answered,
+                    input_requests={},
+                    task_token=None,
+                )
+            )
+            return True
 
     def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         with self._lock:

@@ -17,11 +17,12 @@ from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.transitions import Op
 from taskgate.local.runtime import EmbeddedAws
-from tests.transition_matrix import CASES, QUESTIONS, TOKEN, verdict
+from tests.transition_matrix import CASES, QUESTIONS, TOKEN, answer_problems, verdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOW = 1_800_000_000_000
 ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+ANSWERING: dict[str, Any] = {"task_token": TOKEN, "now_ms": NOW, "alive": ALIVE, "max_answer_bytes": 65_536}
 ASL = json.loads((ROOT / "statemachines" / "task.asl.json").read_text())
 
 
@@ -105,11 +106,11 @@ class DynamoUnderTest:
             elif op is Op.PARK:
                 return self._state("AwaitInput", task_id)
             elif op is Op.ANSWER:
-                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
+                # Some of the outstanding questions: only recorded.
+                return not s.answer_inputs(task_id, {"q1": 1}, **ANSWERING)
             elif op is Op.RESUME:
-                s.answer_inputs(
-                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
-                )
+                # The last outstanding ones: the same write resumes.
+                return s.answer_inputs(task_id, {"q1": 1, "q2": 2}, **ANSWERING)
             elif op is Op.CHECKPOINT:
                 s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
             elif op is Op.FAIL and self._fail_by == "RecordFailure":
@@ -153,6 +154,10 @@ def test_dynamodb_follows_the_table(aws: EmbeddedAws, op: Op, start: TaskStatus)
 @pytest.mark.parametrize("start", list(TaskStatus))
 def test_the_state_machines_record_failure_follows_the_table(aws: EmbeddedAws, start: TaskStatus) -> None:
     assert verdict(DynamoUnderTest(aws, fail_by="RecordFailure"), Op.FAIL, start).problems() == []
+
+
+def test_dynamodb_lets_only_the_last_answer_resume(aws: EmbeddedAws) -> None:
+    assert answer_problems(DynamoUnderTest(aws)) == []
 
 
 def test_the_adapter_is_the_one_wiring_uses(aws: EmbeddedAws) -> None:

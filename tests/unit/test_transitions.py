@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -10,10 +11,11 @@ from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import ACTIVE, TERMINAL, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, check
 from tests.fakes import MemoryTaskStore
-from tests.transition_matrix import CASES, QUESTIONS, TOKEN, covered, verdict
+from tests.transition_matrix import CASES, QUESTIONS, TOKEN, answer_problems, covered, verdict
 
 NOW = 1_800_000_000_000
 ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+ANSWERING: dict[str, Any] = {"task_token": TOKEN, "now_ms": NOW, "alive": ALIVE, "max_answer_bytes": 65_536}
 
 
 class FakeUnderTest:
@@ -51,11 +53,11 @@ class FakeUnderTest:
             elif op is Op.PARK:
                 s.park(task_id, "token-2", NOW)
             elif op is Op.ANSWER:
-                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
+                # Some of the outstanding questions: only recorded.
+                return not s.answer_inputs(task_id, {"q1": 1}, **ANSWERING)
             elif op is Op.RESUME:
-                s.answer_inputs(
-                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
-                )
+                # The last outstanding ones: the same write resumes.
+                return s.answer_inputs(task_id, {"q1": 1, "q2": 2}, **ANSWERING)
             elif op is Op.CHECKPOINT:
                 s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
             elif op in (Op.COMPLETE, Op.FAIL):
@@ -110,3 +112,7 @@ def test_the_check_catches_a_store_that_allows_too_much() -> None:
             return super().apply(op, task_id)
 
     assert verdict(Lax(), Op.CANCEL, TaskStatus.COMPLETED).problems()
+
+
+def test_the_fake_store_lets_only_the_last_answer_resume() -> None:
+    assert answer_problems(FakeUnderTest()) == []
