@@ -19,13 +19,24 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from taskgate.domain.errors import TaskAlreadyExists, TransitionRejected
-from taskgate.domain.limits import map_size
+from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
+from taskgate.domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.domain.sessions import Session, StreamState
 from taskgate.domain.transitions import Op, check, target
 from taskgate.tools.registry import ToolRegistry
+
+# DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
+# translate into DependencyFailure); the fakes refuse the same writes.
+DYNAMODB_ITEM_BYTES = 409_600
+
+
+def _refuse_oversize(size: int) -> None:
+    if size > DYNAMODB_ITEM_BYTES:
+        raise DependencyFailure(
+            "AWS refused the request (ValidationException: Item size has exceeded the maximum allowed size)"
+        )
 
 
 class MemoryTaskStore:
@@ -46,6 +57,9 @@ class MemoryTaskStore:
 
     # -- helpers (not part of the port) -------------------------------------------
     def _put(self, record: TaskRecord) -> None:
+        # ROW_FIXED_BYTES is taskgate's allowance for what it does not count; the
+        # fields themselves are measured as DynamoDB stores them.
+        _refuse_oversize(row_size(record) - ROW_FIXED_BYTES)
         self.records[record.task_id] = record
         ids = self._active.setdefault(record.owner, set())
         if record.status in ACTIVE:
@@ -330,6 +344,17 @@ class MemoryBlobs:
         self.objects.pop(key, None)
 
 
+def _stream_size(stream: StreamState) -> int:
+    """The stream item's size as DynamoDB counts it (JSON strings stored as written)."""
+    return (
+        json_size(stream.request_id)
+        + sum(len(e.encode()) for e in stream.events)
+        + sum(len(k.encode()) for k in stream.emitted_keys)
+        + len(stream.owner.encode())
+        + len(stream.task_id)
+    )
+
+
 class MemorySessionStore:
     """``SessionStore`` over dicts (only the 2025-11-25 era touches it)."""
 
@@ -347,6 +372,7 @@ class MemorySessionStore:
         self.sessions.pop(session_id, None)
 
     def create_stream(self, stream: StreamState) -> None:
+        _refuse_oversize(_stream_size(stream))
         self.streams[stream.stream_id] = stream
 
     def get_stream(self, stream_id: str) -> StreamState | None:
@@ -355,6 +381,7 @@ class MemorySessionStore:
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         if self.streams.get(before.stream_id) != before:
             return False
+        _refuse_oversize(_stream_size(after))
         self.streams[after.stream_id] = after
         return True
 
@@ -435,6 +462,7 @@ class World:
             "max_active_per_owner": 100,
             "max_argument_bytes": 262_144,
             "max_input_response_bytes": 65_536,
+            "max_checkpoint_bytes": 65_536,
             **limit_overrides,
         }
         self.limits = Limits(**limits)
@@ -443,7 +471,13 @@ class World:
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(
-            self.store, self.tools, self.clock, self.results, max_runtime_ms=0, yield_margin_ms=60_000
+            self.store,
+            self.tools,
+            self.clock,
+            self.results,
+            limits=self.limits,
+            max_runtime_ms=0,
+            yield_margin_ms=60_000,
         )
         self.sweeper = Sweeper(
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0

@@ -49,7 +49,10 @@ class Settings(BaseModel):
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100
     max_argument_bytes: Positive = 262_144
+    # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
+    # The state a tool saves with ctx.checkpoint.
+    max_checkpoint_bytes: Positive = 65_536
     max_inline_result_bytes: Positive = 262_144
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300

@@ -70,6 +70,7 @@ def limits(s: Settings) -> Limits:
         max_active_per_owner=s.max_active_tasks_per_owner,
         max_argument_bytes=s.max_argument_bytes,
         max_input_response_bytes=s.max_input_response_bytes,
+        max_checkpoint_bytes=s.max_checkpoint_bytes,
     )
 
 
@@ -120,6 +121,7 @@ def worker() -> Worker:
         tools(),
         now_ms,
         results(),
+        limits=limits(s),
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
         yield_margin_ms=s.step_yield_margin_ms,
     )

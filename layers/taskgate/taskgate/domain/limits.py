@@ -68,6 +68,14 @@ def cut(text: str, limit: int) -> str:
     return encoded[: max(0, limit - 3)].decode(errors="ignore") + "…"
 
 
+def bounded_error(error: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC error as it may be stored: within MAX_ERROR_BYTES, its ``data``
+    dropped and its message cut when it is not."""
+    if json_size(error) <= MAX_ERROR_BYTES:
+        return error
+    return {"code": error.get("code"), "message": cut(str(error.get("message", "")), MAX_ERROR_BYTES // 2)}
+
+
 @dataclass(frozen=True)
 class Limits:
     default_ttl_ms: int
@@ -79,7 +87,8 @@ class Limits:
     # Every answer a task holds, all rounds and paths (tasks/update, 2025
     # elicitation answers, answers carried by a 2026 tools/call) together.
     max_input_response_bytes: int
-    max_checkpoint_bytes: int = 65_536
+    # A tool's checkpoint state (``ctx.checkpoint``).
+    max_checkpoint_bytes: int
 
     def effective_ttl(self, requested_ms: int | None) -> int:
         if requested_ms is None or requested_ms <= 0:

@@ -10,11 +10,9 @@ import json
 from typing import Any
 
 from .errors import PayloadTooLarge
+from .limits import MAX_ROW_BYTES
 from .model import TaskRecord
 from .ports import BlobStore
-
-# Room left in a 400 KB DynamoDB item for the arguments and bookkeeping beside a result.
-ROW_BUDGET_BYTES = 350_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,12 +28,13 @@ class ResultStore:
 
     def place(self, task_id: str, result: dict[str, Any], beside_bytes: int) -> PlacedResult:
         """Keep ``result`` in the row, or write it to the bucket and keep its key.
-        ``beside_bytes`` is what else the row holds (the arguments)."""
+        ``beside_bytes`` is what else the row holds (``limits.row_size``)."""
         encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
-        if len(encoded) <= self._max_inline and len(encoded) + beside_bytes <= ROW_BUDGET_BYTES:
+        room = max(0, min(self._max_inline, MAX_ROW_BYTES - beside_bytes))
+        if len(encoded) <= room:
             return PlacedResult(inline=result, ref=None)
         if self._blobs is None:
-            raise PayloadTooLarge("The result", len(encoded), self._max_inline)
+            raise PayloadTooLarge("The result", len(encoded), room)
         ref = f"results/{task_id}.json"
         self._blobs.put(ref, encoded)
         return PlacedResult(inline=None, ref=ref)
