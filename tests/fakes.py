@@ -489,8 +489,8 @@ class World:
         self.streams = ResultStreams(
             self.tasks,
             self.sessions,
+            results=self.results,
             budget_seconds=stream_seconds,
-            poll_seconds=0.25,
             log_retention_ms=3_600_000,
             sleep=self._stream_sleep,
             monotonic=lambda: self._stream_time,

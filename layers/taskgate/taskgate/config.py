@@ -39,10 +39,11 @@ class Settings(BaseModel):
     anonymous_owner: str = Field(default="anonymous", min_length=1)
     tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
     max_body_bytes: Positive = 1_048_576
-    # Under API Gateway's 29 s, with room for the Lambda's own overhead.
-    stream_max_seconds: Annotated[float, Field(gt=0, le=28)] = 20.0
-    # How often a waiting tasks/result stream reads the task.
-    stream_poll_ms: Positive = 250
+    # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
+    # the task at its pollInterval) before the client reconnects. 0: read once and
+    # end with retry = pollInterval, which costs what polling tasks/get does.
+    # At most 28: under API Gateway's 29 s, with room for the Lambda's own overhead.
+    stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.

@@ -94,8 +94,8 @@ def build_mcp_server(
     streams = ResultStreams(
         services.tasks,
         kept,
+        results=results(),
         budget_seconds=s.stream_max_seconds,
-        poll_seconds=s.stream_poll_ms / 1000,
         log_retention_ms=s.stream_log_ttl_ms,
     )
     # The order is the order eras are asked; 2025 serves whatever carries no later mark.

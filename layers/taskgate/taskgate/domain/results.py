@@ -39,6 +39,21 @@ class ResultStore:
         self._blobs.put(ref, encoded)
         return PlacedResult(inline=None, ref=ref)
 
+    def keep(self, name: str, value: dict[str, Any]) -> str | None:
+        """Keep ``value`` in the bucket (a plain call's response that a stream must be
+        able to replay); its key, or None when there is no bucket."""
+        if self._blobs is None:
+            return None
+        ref = f"results/{name}.json"
+        self._blobs.put(ref, json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+        return ref
+
+    def load(self, ref: str) -> dict[str, Any]:
+        if self._blobs is None:
+            raise LookupError(ref)
+        loaded: dict[str, Any] = json.loads(self._blobs.get(ref))
+        return loaded
+
     def discard(self, placed: PlacedResult) -> None:
         """The task ended otherwise (cancelled) while this result was written: nobody
         will ever read the object."""

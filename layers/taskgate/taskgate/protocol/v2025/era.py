@@ -190,6 +190,8 @@ class Era2025(Era):
         if found.task_support == "forbidden" or not _accepts_sse(call):
             raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
         assert call.request is not None
+        # Checked before the task exists: a stream that cannot be kept must not orphan one.
+        self._streams.check_request_id(call.request.id)
         record = create_task(self._s, call, found, arguments, progress_token=params.progress_token())
         stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
