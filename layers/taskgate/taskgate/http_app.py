@@ -15,6 +15,7 @@ from starlette.routing import Route
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
+from .protocol.headers import header_problem
 from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
@@ -57,6 +58,11 @@ def create_app(
         return fn(*args) if inline else await run_in_threadpool(fn, *args)
 
     async def mcp(request: Request) -> Response:
+        problem = header_problem(request.scope["headers"])
+        if problem is not None:
+            # Before anything reads a header: bytes that are not UTF-8, MCP headers
+            # that are not plain ASCII, or one sent twice (a proxy could read the other).
+            return JSONResponse(failure(None, problem), 400)
         if request.method == "GET":
             return _response(await run(server().handle_get, request.headers, owner(request)))
         if request.method == "DELETE":
