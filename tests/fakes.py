@@ -361,6 +361,7 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
+        self.calls: dict[str, str] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
@@ -384,6 +385,12 @@ class MemorySessionStore:
         _refuse_oversize(_stream_size(after))
         self.streams[after.stream_id] = after
         return True
+
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        self.calls[key] = task_id
+
+    def find_call(self, key: str) -> str | None:
+        return self.calls.get(key)
 
 
 def install_in_wiring(store: MemoryTaskStore, workflow: MemoryWorkflow, sessions: MemorySessionStore) -> None:

@@ -1,4 +1,5 @@
-"""SessionStore on DynamoDB, in the task table under ``session#…`` / ``stream#…`` keys.
+"""SessionStore on DynamoDB, in the task table under ``session#…`` / ``stream#…`` /
+``call#…`` keys.
 
 These items carry no ``ownerId`` attribute, so the owner index never sees them.
 """
@@ -117,6 +118,27 @@ class DynamoDBSessionStore:
                 return False
             raise
         return True
+
+    @translating
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(f"call#{key}"),
+                "kind": _s("call"),
+                "callTaskId": _s(task_id),
+                "expiresAt": _expires(expires_at_ms),
+            },
+        )
+
+    @translating
+    def find_call(self, key: str) -> str | None:
+        item = self._live(
+            self._ddb.get_item(
+                TableName=self._table, Key={"taskId": _s(f"call#{key}")}, ConsistentRead=True
+            ).get("Item")
+        )
+        return item["callTaskId"]["S"] if item else None
 
     def _stream_item(self, stream: StreamState) -> dict[str, Any]:
         item: dict[str, Any] = {

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskNotFound
+from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.ports import Clock
-from ...domain.sessions import Session, SessionStore
+from ...domain.sessions import Session, SessionStore, call_key
 from ...tools.context import ToolContext
 from ...tools.registry import Tool
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
@@ -106,6 +106,26 @@ class Era2025(Era):
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
+    def notify(self, call: Call) -> None:
+        """``notifications/cancelled`` for a plain ``tools/call`` that became a hidden
+        task (it asked a question) cancels that task; anything else is ignored, as
+        the specification allows for requests that cannot be cancelled."""
+        if call.method != "notifications/cancelled" or call.request is None:
+            return
+        request_id = call.request.params.get("requestId")
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return
+        key = call_key(call.owner, call.headers.get("mcp-session-id"), request_id)
+        task_id = self._sessions.find_call(key)
+        if task_id is None:
+            return
+        try:
+            outcome = self._s.tasks.cancel(call.owner, task_id)
+        except TaskgateError:
+            return  # a notification has no reply; the task's own status tells the rest
+        if outcome.cancelled_now:
+            self._s.audit("cancel_requested", {"taskId": task_id, "owner": call.owner, "status": "cancelled"})
+
     def client_response(self, message: ClientResponse, call: Call) -> None:
         """An answer to an ``elicitation/create`` we sent on a tasks/result stream."""
         target = w.parse_elicitation_id(message.id)
@@ -193,7 +213,15 @@ class Era2025(Era):
         # Checked before the task exists: a stream that cannot be kept must not orphan one.
         self._streams.check_request_id(call.request.id)
         record = create_task(self._s, call, found, arguments, progress_token=params.progress_token())
-        stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
+        try:
+            # So that notifications/cancelled for this call can find its task.
+            key = call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id)
+            self._sessions.remember_call(key, record.task_id, record.expires_at_ms)
+            stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
+        except Exception:
+            # The client gets an error and nothing to follow: the task must not live on.
+            self._s.tasks.cancel(call.owner, record.task_id)
+            raise
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _tasks_get(self, call: Call, params: TaskRef) -> dict[str, Any]:
