@@ -439,6 +439,7 @@ class World:
         max_inline_result_bytes: int = 262_144,
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
+        inline_calls: int = 16,
         **limit_overrides: int,
     ) -> None:
         from taskgate.config import DEFAULT_TOOL_MODULES
@@ -447,7 +448,7 @@ class World:
         from taskgate.domain.sweeper import Sweeper
         from taskgate.domain.worker import Worker
         from taskgate.protocol.server import McpServer
-        from taskgate.protocol.shared import Services
+        from taskgate.protocol.shared import InlineSlots, Services
         from taskgate.protocol.v2025 import Era2025
         from taskgate.protocol.v2025.streams import ResultStreams
         from taskgate.protocol.v2026 import Era2026
@@ -490,13 +491,14 @@ class World:
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0
         )
         self.events: list[tuple[str, dict[str, Any]]] = []
-        services = Services(self.tasks, self.tools, self._audit, anonymous_owner)
+        services = Services(self.tasks, self.tools, self._audit, anonymous_owner, InlineSlots(inline_calls))
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(
             self.tasks,
             self.sessions,
             results=self.results,
+            slots=services.inline,
             budget_seconds=stream_seconds,
             log_retention_ms=3_600_000,
             sleep=self._stream_sleep,

@@ -49,6 +49,11 @@ class Settings(BaseModel):
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100
+    # Plain tool calls (and streams holding on) one process runs at once; past it,
+    # 503 + Retry-After. Under the server's 40 worker threads, so other requests always
+    # find one. A Lambda instance serves one request at a time: only the local server
+    # (or one process serving many) ever reaches it.
+    max_inline_calls: Annotated[int, Field(gt=0, le=32)] = 16
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536

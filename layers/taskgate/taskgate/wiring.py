@@ -22,7 +22,7 @@ from .domain.sessions import SessionStore
 from .domain.sweeper import Sweeper
 from .domain.worker import Worker
 from .protocol.server import McpServer
-from .protocol.shared import AuditHook, Services
+from .protocol.shared import AuditHook, InlineSlots, Services
 from .protocol.v2025 import Era2025
 from .protocol.v2025.streams import ResultStreams
 from .protocol.v2026 import Era2026
@@ -90,11 +90,14 @@ def build_mcp_server(
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
     kept = session_store or sessions()
-    services = Services(tasks or task_service(), tools(), hook, s.anonymous_owner)
+    services = Services(
+        tasks or task_service(), tools(), hook, s.anonymous_owner, InlineSlots(s.max_inline_calls)
+    )
     streams = ResultStreams(
         services.tasks,
         kept,
         results=results(),
+        slots=services.inline,
         budget_seconds=s.stream_max_seconds,
         log_retention_ms=s.stream_log_ttl_ms,
     )

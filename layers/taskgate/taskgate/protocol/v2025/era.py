@@ -186,7 +186,7 @@ class Era2025(Era):
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
         tool_ctx = ToolContext()
-        result = run_inline(found, arguments, tool_ctx)
+        result = run_inline(found, arguments, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
             return self._ask_on_the_call_stream(call, params, found, arguments)
         if tool_ctx.stream_closed and _accepts_sse(call):

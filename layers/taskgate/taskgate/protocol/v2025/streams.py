@@ -35,6 +35,7 @@ from ...domain.model import TaskRecord, TaskStatus
 from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
+from ..shared import InlineSlots
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
@@ -68,6 +69,7 @@ class ResultStreams:
         store: SessionStore,
         *,
         results: ResultStore,
+        slots: InlineSlots,
         budget_seconds: float,
         log_retention_ms: int,
         sleep: Callable[[float], None] = time.sleep,
@@ -76,6 +78,7 @@ class ResultStreams:
         self._tasks = tasks
         self._store = store
         self._results = results
+        self._slots = slots
         self._budget = budget_seconds
         self._log_retention_ms = log_retention_ms
         self._sleep = sleep
@@ -265,7 +268,10 @@ class ResultStreams:
                 # Nothing due within this stream's budget: the client reconnects
                 # after ``retry`` (the task's pollInterval) and this instance is free.
                 return
-            self._sleep(poll)
+            with self._slots.held() as waiting:
+                if not waiting:
+                    return  # the process is busy: reconnecting later waits just as well
+                self._sleep(poll)
             read = self._read(state)
 
     def _due(self, state: StreamState, record: TaskRecord) -> list[tuple[str, dict[str, Any]]]:
