@@ -162,6 +162,16 @@ class Worker:
         self._yield_margin_ms = yield_margin_ms
 
     def run_step(self, task_id: str, remaining_ms: Callable[[], int] | None = None) -> StepOutcome:
+        contexts: list[ToolContext] = []
+        try:
+            return self._run_step(task_id, remaining_ms, contexts)
+        finally:
+            for ctx in contexts:
+                ctx.close()  # the step's scratch directory goes with it, however it ended
+
+    def _run_step(
+        self, task_id: str, remaining_ms: Callable[[], int] | None, contexts: list[ToolContext]
+    ) -> StepOutcome:
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
             return _NOTHING
@@ -178,7 +188,9 @@ class Worker:
             answers=record.input_responses,
             state=record.checkpoint,
             control=control,
+            owner=record.owner,
         )
+        contexts.append(ctx)
         try:
             result = tool.run(record.arguments, ctx)
         except InputNeeded as need:

@@ -103,6 +103,8 @@ def run_inline(
             return {"resultType": "input_required", "inputRequests": need.requests}
         except ProtocolError as exc:
             raise RpcError(exc.code, exc.message, exc.data) from exc
+        finally:
+            ctx.close()
 
 
 @dataclass(frozen=True)

@@ -185,7 +185,7 @@ class Era2025(Era):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        tool_ctx = ToolContext()
+        tool_ctx = ToolContext(owner=call.owner)
         result = run_inline(found, arguments, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
             return self._ask_on_the_call_stream(call, params, found, arguments)

@@ -103,7 +103,7 @@ class Era2026(Era):
                 return {"resultType": "input_required", "inputRequests": prepared.questions}
             record = create_task(self._s, call, found, arguments, answers=prepared.carried)
             return w.create_task_result(record)
-        return run_inline(found, arguments, ToolContext(answers=answers), self._s.inline)
+        return run_inline(found, arguments, ToolContext(answers=answers, owner=call.owner), self._s.inline)
 
     def _require_tasks(self, call: Call) -> None:
         if not w.declares_tasks(call.meta):
