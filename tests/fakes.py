@@ -116,7 +116,7 @@ class MemoryTaskStore:
                 gone = self.records.pop(oldest)
                 self._active.get(gone.owner, set()).discard(oldest)
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
         return self.records.get(task_id)
 
     def list_for_owner(
@@ -362,6 +362,8 @@ class MemorySessionStore:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
         self.calls: dict[str, str] = {}
+        # What an eventually consistent read returns for a stream, when a test makes it lag.
+        self.lagging: dict[str, StreamState] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
@@ -376,7 +378,9 @@ class MemorySessionStore:
         _refuse_oversize(_stream_size(stream))
         self.streams[stream.stream_id] = stream
 
-    def get_stream(self, stream_id: str) -> StreamState | None:
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
+        if not consistent and stream_id in self.lagging:
+            return self.lagging[stream_id]
         return self.streams.get(stream_id)
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:

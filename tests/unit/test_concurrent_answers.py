@@ -37,9 +37,9 @@ def _race(world: World, task_id: str, first: Callable[[], Any], second: Callable
     get = world.store.get
     raced = False
 
-    def get_then_let_the_other_answer_in(wanted: str) -> Any:
+    def get_then_let_the_other_answer_in(wanted: str, **kwargs: Any) -> Any:
         nonlocal raced
-        record = get(wanted)
+        record = get(wanted, **kwargs)
         if wanted == task_id and not raced:
             raced = True
             second()

@@ -9,6 +9,7 @@ flows against moto: tests/integration/test_large_results_stream.py.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -157,10 +158,10 @@ def test_a_waiting_stream_reads_once_and_retries_at_the_tasks_poll_interval() ->
     reads = 0
     get = world.store.get
 
-    def counting(wanted: str) -> Any:
+    def counting(wanted: str, **kwargs: Any) -> Any:
         nonlocal reads
         reads += wanted == task_id
-        return get(wanted)
+        return get(wanted, **kwargs)
 
     world.store.get = counting  # type: ignore[method-assign]
     slept = world._stream_time
@@ -187,3 +188,24 @@ def test_a_replayed_question_that_was_answered_is_not_asked_again(polling_world:
         e["data"]["id"] for e in replayed if e["data"] and e["data"].get("method") == "elicitation/create"
     ]
     assert again == [asked[1]]
+
+
+def test_a_resume_that_reads_a_lagging_log_reads_it_again_consistently(polling_world: World) -> None:
+    """Reconnects read the log eventually consistently (polling's price); one that lags
+    behind the id the client holds is read again, consistently, never a 404."""
+    legacy = next(_client(polling_world))
+    task_id = _task(legacy, "multi_input", {})
+    polling_world.settle()
+    events = parse_sse(legacy.post("tasks/result", {"taskId": task_id}).text)
+    stream_id = next(e["id"] for e in events if e["id"]).split(":")[0]
+    logged = polling_world.sessions.streams[stream_id]
+    assert len(logged.events) == 2  # the two questions
+    polling_world.sessions.lagging[stream_id] = dataclasses.replace(
+        logged, events=(), emitted_keys=frozenset()
+    )
+    resumed = legacy.resume(f"{stream_id}:2")
+    assert resumed.status_code == 200
+    # Nothing after position 2 to replay, and no question asked twice.
+    assert not [
+        e for e in parse_sse(resumed.text) if e["data"] and e["data"].get("method") == "elicitation/create"
+    ]

@@ -82,10 +82,10 @@ class DynamoDBSessionStore:
         )
 
     @translating
-    def get_stream(self, stream_id: str) -> StreamState | None:
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:

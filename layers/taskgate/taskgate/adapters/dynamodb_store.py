@@ -190,13 +190,15 @@ class DynamoDBTaskStore:
         except BotoCoreError as exc:
             raise translate(exc) from exc
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
         if not task_id or "#" in task_id:
             # Session and stream items share the table under "kind#id" keys; no
             # task id has a '#', so such a key can never read one as a task.
             return None
         with translated():
-            resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
+            resp = self._ddb.get_item(
+                TableName=self._table, Key=self._key(task_id), ConsistentRead=consistent
+            )
         item = resp.get("Item")
         return record_from_item(item) if item else None
 

@@ -16,8 +16,10 @@ class TaskStore(Protocol):
     def create(self, record: TaskRecord) -> None:
         """Durably create the row; raise TaskAlreadyExists if the id is taken."""
 
-    def get(self, task_id: str) -> TaskRecord | None:
-        """Strongly consistent read; None when there is no row."""
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
+        """The row, or None when there is none. Strongly consistent unless
+        ``consistent=False`` (half the price; it may lag a recent write by about a
+        second: for readers that will simply look again, like a waiting stream)."""
 
     def list_for_owner(
         self, owner: str, *, limit: int, cursor: str | None

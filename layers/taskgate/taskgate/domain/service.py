@@ -112,9 +112,10 @@ class TaskService:
             raise DependencyFailure("could not start the task's execution") from exc
         return record
 
-    def get(self, owner: str, task_id: str) -> TaskRecord:
-        """The task as stored, without its result when that lives in the bucket."""
-        record = self._store.get(task_id)
+    def get(self, owner: str, task_id: str, *, consistent: bool = True) -> TaskRecord:
+        """The task as stored, without its result when that lives in the bucket
+        (``consistent=False``: see ``TaskStore.get``)."""
+        record = self._store.get(task_id, consistent=consistent)
         if record is None or record.owner != owner:
             raise TaskNotFound(task_id)
         if record.expired(self._clock()):

@@ -56,7 +56,8 @@ class SessionStore(Protocol):
 
     def create_stream(self, stream: StreamState) -> None: ...
 
-    def get_stream(self, stream_id: str) -> StreamState | None: ...
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
+        """The stream's log; with ``consistent=False`` it may lag a recent append."""
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         """Persist ``after`` (``before`` plus new events) if nobody else appended
