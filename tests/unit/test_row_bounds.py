@@ -110,6 +110,19 @@ def test_an_answer_that_would_overfill_the_row_is_refused_with_the_room_left() -
     assert world.store.records[task_id].status is TaskStatus.COMPLETED
 
 
+def test_a_row_that_could_not_hold_its_arguments_and_answers_together_is_refused() -> None:
+    """Each bound may be configured high enough that together they would not fit."""
+    world = World(max_argument_bytes=358_400, max_input_response_bytes=262_144)
+    with pytest.raises(PayloadTooLarge) as refused:
+        world.tasks.create(
+            owner="ann",
+            tool="greet",
+            arguments={"pad": "a" * 350_000},
+            input_responses={"earlier": "e" * 60_000},
+        )
+    assert refused.value.limit == 400_000 and world.store.records == {}
+
+
 # -- what a tool produces ----------------------------------------------------------------
 
 

@@ -122,6 +122,16 @@ class Limits:
         return room
 
     @staticmethod
+    def check_row(record: TaskRecord) -> None:
+        """A new row as a whole (each bound may be configured high enough that
+        together they would not fit)."""
+        size = row_size(record)
+        if size > MAX_ROW_BYTES:
+            raise PayloadTooLarge(
+                "The task (arguments, answers and progress token together)", size, MAX_ROW_BYTES
+            )
+
+    @staticmethod
     def check_stored_id(what: str, value: Any) -> None:
         """A request id or progress token that will be stored."""
         if value is None:

@@ -100,6 +100,7 @@ class TaskService:
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
         )
+        self.limits.check_row(record)
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)
         try:
