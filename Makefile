@@ -36,13 +36,15 @@ template: setup
 walkthrough: setup
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
 
-# The official MCP conformance suite (pending suite) against a fresh local server.
+# The official MCP conformance suite in its four selections (default, --requirements 2025-11-25,
+# --requirements 2026-07-28, --suite all), each against a fresh local server; baseline:
+# conformance-baseline.yml.
 conformance: setup
 	$(PY) scripts/conformance.py
 
 # End-to-end tests with the released MCP client libraries (installed under .tools/).
 clients: setup
-	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py
+	$(PY) -m pytest -q tests/e2e/test_clients_2026.py tests/e2e/test_clients_2025.py tests/e2e/test_clients_catalog.py
 
 # Cold start, warm per-request cost, loopback throughput vs FastMCP, memory
 # (medians on a shared machine: read the ratios; writes bench/results/latest.json).

@@ -59,7 +59,7 @@ NOT_FOUND = -32602
 PROGRESS = re.compile(r"^(?P<label>\S+): [\d.]+s of [\d.]+s$")
 ANSWER = {"confirm_delete": {"action": "accept", "content": {"confirm": True}}}
 MAX_RECORDED = 50  # error / problem entries kept per round in the JSON
-META = meta_2026(elicitation=False, client_info={"name": "taskgate-load", "version": "0"})
+META = meta_2026(elicitation=True, client_info={"name": "taskgate-load", "version": "0"})
 
 
 # --------------------------------------------------------------------------- stats

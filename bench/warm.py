@@ -39,7 +39,7 @@ OWNERS = [f"bench-owner-{i}" for i in range(8)]
 
 
 # --- the 2026-07-28 wire, as the CLI's client builds it (taskgate_cli.protocol) ----------
-META = protocol.meta_2026(elicitation=False, client_info={"name": "taskgate-bench", "version": "0"})
+META = protocol.meta_2026(elicitation=True, client_info={"name": "taskgate-bench", "version": "0"})
 headers_for = protocol.headers_2026
 
 
@@ -184,6 +184,10 @@ def direct(server: McpServer) -> Callable[[list[Any]], HttpReply | None]:
     return run
 
 
+def not_found(reply: Any) -> bool:
+    return isinstance(reply, HttpReply) and reply.status == 404 and reply.body is not None
+
+
 def ok_reply(reply: Any) -> bool:
     return (
         isinstance(reply, HttpReply)
@@ -239,7 +243,8 @@ def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any
 
     run = direct(server)
     rows = [
-        Row("ping (baseline: envelope + dispatch)", "direct", same(call("ping", {}, OWNERS[0])), run, ok_reply, batch),
+        # 2026-07-28 removed ping: its 404 + -32601 is still the envelope + dispatch baseline.
+        Row("ping (baseline: envelope + dispatch, -32601)", "direct", same(call("ping", {}, OWNERS[0])), run, not_found, batch),
         Row("server/discover", "direct", same(call("server/discover", {}, OWNERS[0])), run, ok_reply, batch),
         Row("tools/call -> task", "direct", creates, run, lambda r: ok_reply(r) and r.body["result"]["resultType"] == "task", batch),
         Row("tasks/get (completed, result inline)", "direct", same(call("tasks/get", {"taskId": done.task_id}, done.owner)), run, lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch),

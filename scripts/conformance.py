@@ -1,19 +1,34 @@
 #!/usr/bin/env python3
-"""Run the MCP conformance suite against taskgate and summarise it, stdlib only.
+"""Run the MCP conformance suite against taskgate in its four selections and summarise it, stdlib only.
 
-    .venv/bin/python scripts/conformance.py                        # local server, --suite pending
-    .venv/bin/python scripts/conformance.py --scenario tasks-lifecycle
+    .venv/bin/python scripts/conformance.py                     # the four selections, a fresh local server each
+    .venv/bin/python scripts/conformance.py --selection all --selection pending
+    .venv/bin/python scripts/conformance.py --scenario tasks-lifecycle --selection 2026-07-28
     .venv/bin/python scripts/conformance.py --url http://127.0.0.1:3000/mcp   # a server already running
-    .venv/bin/python scripts/conformance.py -- --timeout 60000     # arguments after -- go to the suite CLI
+    .venv/bin/python scripts/conformance.py -- --timeout 60000  # arguments after -- go to the suite CLI
+
+The selections (what `make conformance` runs, in this order):
+    default      `conformance server --url U`                            the active suite, 2025-11-25 wire
+    2025-11-25   `conformance server --url U --requirements 2025-11-25`  what that revision requires
+    2026-07-28   `conformance server --url U --requirements 2026-07-28`  ditto (tasks-* run here, unscored)
+    all          `conformance server --url U --suite all`                every server scenario (tasks-* too)
+and, on request, `pending` (`--suite pending`).
+
+The baseline (conformance-baseline.yml, the suite's `--expected-failures` format) lists checks that may
+fail. An entry is allowed only for a defect of the suite itself: each must follow a comment with the
+upstream issue's URL and a one-line reason (checked here); a missing feature never belongs there.
+A FAILURE or WARNING not in the baseline is an unexpected failure (the suite's own rule when given a
+baseline), and so is a baseline entry that now passes (a stale one).
 
 On first use it installs Node 22 and @modelcontextprotocol/conformance into .tools/conformance/ with npm
 (nothing global; the machine's own Node is never used). Everything a run produces goes to the out dir
-(default .tools/conformance/results/<UTC time>/): conformance.log (the suite's own output), server.log,
-one server-<scenario>-<time>/checks.json per scenario, and summary.json.
+(default .tools/conformance/results/<UTC time>/): one directory per selection with conformance.log
+(the suite's own output), server.log and one server-<scenario>-<time>/checks.json per scenario, and
+summary.json for the whole run.
 
-Exit status: 0 when every check passed; 1 when a check failed (or warned, with --strict), the suite
-exited non-zero or timed out, or no check ran; 2 when the run could not start (install, Node version,
-server start-up).
+Exit status: 0 when no selection has an unexpected failure; 1 when one has (or a suite exited
+abnormally or timed out, or no check ran); 2 when the run could not start (install, Node version,
+server start-up, an invalid baseline).
 """
 
 from __future__ import annotations
@@ -50,6 +65,18 @@ HEALTH_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
 TAIL_LINES = 30
 TAIL_WIDTH = 400
+
+# Each selection: its name, the arguments that make it, and how the summary line calls it.
+SELECTIONS: dict[str, tuple[list[str], str]] = {
+    "default": ([], "default (active suite)"),
+    "2025-11-25": (["--requirements", "2025-11-25"], "--requirements 2025-11-25"),
+    "2026-07-28": (["--requirements", "2026-07-28"], "--requirements 2026-07-28"),
+    "all": (["--suite", "all"], "--suite all"),
+    "pending": (["--suite", "pending"], "--suite pending"),
+}
+FOUR = ("default", "2025-11-25", "2026-07-28", "all")
+BASELINE = ROOT / "conformance-baseline.yml"
+BAD = {"FAILURE", "WARNING"}
 
 # The statuses alpha.12 writes; the CLI itself counts only SUCCESS as passed and FAILURE as failed.
 STATUS_COLUMNS = {
@@ -383,23 +410,226 @@ def totals(scenarios: list[Scenario]) -> dict[str, int]:
     return summed
 
 
-def render_table(
-    scenarios: dict[str, Scenario], tasks_total: dict[str, int], all_total: dict[str, int]
-) -> str:
-    columns = ("passed", "failed", "warnings", "skipped", "info")
-    rows = [(s.name, *(s.counts[c] for c in columns)) for s in scenarios.values()]
-    footer = [
-        ("tasks-* total", *(tasks_total[c] for c in columns)),
-        ("all total", *(all_total[c] for c in columns)),
-    ]
-    width = max([len("scenario"), *(len(str(r[0])) for r in rows + footer)])
-    header = f"{'scenario':<{width}} | " + " | ".join(f"{c:>8}" for c in columns)
+# --- baseline --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    scenario: str
+    check: str | None
+    reason: str
+    link: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario}:{self.check}" if self.check else self.scenario
+
+
+_LINK = re.compile(r"https://github\.com/\S+/(?:issues|pull)/\d+")
+
+
+def load_baseline(path: Path) -> list[BaselineEntry]:
+    """The `server:` entries of an expected-failures file, each with the comment above it.
+
+    A stdlib reader of the one shape the suite takes (a mapping of `server`/`client` to lists of
+    '<scenario>' or '<scenario>:<check-id>'), stricter than YAML: every entry must follow a
+    comment that holds the upstream issue's URL and the reason, so no entry goes unexplained."""
+    if not path.exists():
+        return []
+    entries: list[BaselineEntry] = []
+    section: str | None = None
+    comments: list[str] = []
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            comments.append(line.lstrip("#").strip())
+            continue
+        if not raw.startswith((" ", "-")) and line.endswith(":"):
+            section, comments = line[:-1].strip(), []
+            continue
+        if not raw.startswith((" ", "-")) and line.endswith("[]"):
+            section, comments = None, []
+            continue
+        if section is None or not line.startswith("- "):
+            raise SetupError(f"{path}:{number}: expected 'server:' and '- <scenario>[:<check>]' lines")
+        value = line[2:].split(" #", 1)[0].strip().strip("'\"")
+        note = " ".join(comments)
+        link = _LINK.search(note)
+        reason = _LINK.sub("", note).strip(" -:;,")
+        if link is None or not reason:
+            raise SetupError(
+                f"{path}:{number}: '{value}' needs a comment above it with the upstream issue's URL "
+                "and a one-line reason (only a defect of the suite itself may be listed)"
+            )
+        scenario, _, check = value.partition(":")
+        if section == "server":
+            entries.append(BaselineEntry(scenario, check or None, reason, link.group(0)))
+        comments = []
+    return entries
+
+
+def judge(
+    scenarios: dict[str, Scenario], checks: dict[str, list[dict[str, Any]]], baseline: list[BaselineEntry]
+) -> tuple[list[str], list[str], list[str]]:
+    """(unexpected, expected, stale), as '<scenario>' or '<scenario>:<check-id>', by the suite's rule."""
+    whole = {e.scenario for e in baseline if e.check is None}
+    by_check: dict[str, set[str]] = {}
+    for e in baseline:
+        if e.check:
+            by_check.setdefault(e.scenario, set()).add(e.check)
+    unexpected: list[str] = []
+    expected: list[str] = []
+    stale: list[str] = []
+    for name in scenarios:
+        results = checks.get(name, [])
+        bad = [c for c in results if c.get("status") in BAD]
+        if name in whole:
+            (expected if bad else stale).append(name)
+            continue
+        listed = by_check.get(name, set())
+        for check in bad:
+            key = f"{name}:{check.get('id')}"
+            (expected if check.get("id") in listed else unexpected).append(key)
+        for check_id in listed:
+            if any(c.get("id") == check_id and c.get("status") == "SUCCESS" for c in results):
+                stale.append(f"{name}:{check_id}")
+        if not results and scenarios[name].counts["failed"]:
+            unexpected.append(name)  # it wrote no checks at all
+    return unexpected, expected, stale
+
+
+# --- one selection ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SelectionRun:
+    name: str
+    label: str
+    out: Path
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    exit_code: int | None = None
+    seconds: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    expected: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return totals(list(self.scenarios.values()))
+
+    @property
+    def ok(self) -> bool:
+        return not (self.reasons or self.unexpected or self.stale)
+
+    def summary_line(self) -> str:
+        t = self.totals
+        failing = sum(1 for s in self.scenarios.values() if s.counts["failed"])
+        return (
+            f"{self.label:<26} {len(self.scenarios):>3} scenarios ({failing} with a failure): "
+            f"{t['passed']} passed, {t['failed']} failed, {t['warnings']} warnings; "
+            f"unexpected failures: {len(self.unexpected) + len(self.stale)}"
+            + (f" ({'; '.join(self.reasons)})" if self.reasons else "")
+        )
+
+
+def _checks_of(scenario: Scenario) -> list[dict[str, Any]]:
+    if scenario.checks_file is None or not scenario.checks_file.is_file():
+        return []
+    try:
+        loaded = json.loads(scenario.checks_file.read_text())
+    except (OSError, ValueError):
+        return []
+    return [c for c in loaded if isinstance(c, dict)] if isinstance(loaded, list) else []
+
+
+def run_selection(
+    name: str,
+    tools: Toolchain,
+    out: Path,
+    *,
+    url: str | None,
+    scenario: str | None,
+    baseline: Path | None,
+    passthrough: list[str],
+    timeout: float,
+) -> SelectionRun:
+    arguments, label = SELECTIONS[name]
+    run = SelectionRun(name, label, out)
+    out.mkdir(parents=True, exist_ok=True)
+    suite_log, server_log = out / "conformance.log", out / "server.log"
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        if url is None:
+            # A fresh server for each selection: tasks one run leaves parked count against the next.
+            port = free_port()
+            url = f"http://127.0.0.1:{port}/mcp"
+            server = start_server(port, server_log)
+            wait_healthy(server, port, server_log)
+        command = [str(tools.node), str(tools.cli), "server", "--url", url]
+        # With --scenario the suite runs that one scenario (at the selection's wire for --requirements).
+        command += [*arguments, *(["--scenario", scenario] if scenario else []), "-o", str(out)]
+        if baseline is not None:
+            command += ["--expected-failures", str(baseline)]
+        command += passthrough
+        log(f"{label}: running (log: {suite_log})")
+        before = {p.name for p in out.iterdir()}
+        started = time.monotonic()
+        run.exit_code = run_suite(command, tools.node.parent, suite_log, timeout)
+        run.seconds = round(time.monotonic() - started, 2)
+        if server is not None and server.poll() is not None:
+            run.reasons.append(f"the server exited with {server.returncode} during the run")
+    finally:
+        if server is not None:
+            stop(server)
+    run.scenarios = collect(out, before, suite_log.read_text(errors="replace"))
+    run.checks = {n: _checks_of(s) for n, s in run.scenarios.items()}
+    if run.exit_code is None:
+        run.reasons.append(f"ran past --timeout {timeout:.0f} s and was stopped")
+    t = run.totals
+    if t["other"]:
+        run.reasons.append(f"{t['other']} check(s) had a status this script does not know")
+    if t["passed"] + t["failed"] + t["warnings"] == 0:
+        run.reasons.append("no checks ran")
+    return run
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+def _cell(run: SelectionRun, name: str) -> str:
+    scenario = run.scenarios.get(name)
+    if scenario is None:
+        return "-"
+    c = scenario.counts
+    if c["failed"]:
+        return f"FAIL {c['failed']}/{c['passed'] + c['failed'] + c['warnings']}"
+    if c["warnings"]:
+        return f"warn {c['warnings']}"
+    if c["passed"] == 0 and c["skipped"]:
+        return "skipped"
+    return f"ok {c['passed']}"
+
+
+def render_table(runs: list[SelectionRun]) -> str:
+    names = list(dict.fromkeys(n for run in runs for n in run.scenarios))
+    names.sort()
+    columns = [run.name for run in runs]
+    width = max([len("scenario"), *(len(n) for n in names)])
+    widths = [max(len(c), 10) for c in columns]
+    header = f"{'scenario':<{width}} | " + " | ".join(
+        f"{c:>{w}}" for c, w in zip(columns, widths, strict=True)
+    )
     rule = "-" * len(header)
-
-    def line(row: tuple[object, ...]) -> str:
-        return f"{row[0]!s:<{width}} | " + " | ".join(f"{v!s:>8}" for v in row[1:])
-
-    return "\n".join([header, rule, *map(line, rows), rule, *map(line, footer)])
+    rows = [
+        f"{name:<{width}} | "
+        + " | ".join(f"{_cell(run, name):>{w}}" for run, w in zip(runs, widths, strict=True))
+        for name in names
+    ]
+    return "\n".join([header, rule, *rows])
 
 
 # --- main ------------------------------------------------------------------------------------------
@@ -430,18 +660,28 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         description="Run the MCP conformance suite against taskgate.",
         epilog="Arguments after -- are passed to `conformance server` unchanged.",
     )
-    parser.add_argument("--suite", default="pending", help="suite to run (default: pending)")
-    parser.add_argument("--scenario", help="run this one scenario instead of a suite")
+    parser.add_argument(
+        "--selection",
+        action="append",
+        choices=list(SELECTIONS),
+        help="a selection to run (repeatable; default: default, 2025-11-25, 2026-07-28, all)",
+    )
+    parser.add_argument("--scenario", help="run this one scenario (in each selection asked for)")
     parser.add_argument(
         "--out", type=Path, help="results dir (default: .tools/conformance/results/<UTC time>)"
     )
-    parser.add_argument("--url", help="test this already running server instead of starting the local one")
-    parser.add_argument("--strict", action="store_true", help="warnings fail the run too")
+    parser.add_argument("--url", help="test this already running server instead of starting local ones")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=BASELINE,
+        help=f"expected-failures file (default: {BASELINE.relative_to(ROOT)}; 'none' for none)",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
         default=1200.0,
-        help="seconds the whole suite may take (default: 1200); the CLI's own per-scenario "
+        help="seconds each selection may take (default: 1200); the CLI's own per-scenario "
         "--timeout (ms) goes after --",
     )
     return parser.parse_args(argv), passthrough
@@ -450,117 +690,98 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 def main(argv: list[str]) -> int:
     args, passthrough = parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    selections: list[str] = args.selection or list(FOUR)
     out: Path = (args.out or _default_out()).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    suite_log = out / "conformance.log"
-    server_log = out / "server.log"
-    timings: dict[str, float] = {}
+    baseline_path: Path | None = None if str(args.baseline) == "none" else args.baseline.resolve()
 
     try:
+        baseline = load_baseline(baseline_path) if baseline_path else []
         started = time.monotonic()
         tools = install(TOOLS)
-        timings["install"] = round(time.monotonic() - started, 2)
+        took = time.monotonic() - started
         how = "installed" if tools.installed_now else "already installed"
-        log(
-            f"install: {how} in {timings['install']:.1f} s "
-            f"(node {tools.node_version}, {SUITE_PACKAGE}@{SUITE_VERSION})"
-        )
+        log(f"install: {how} in {took:.1f} s (node {tools.node_version}, {SUITE_PACKAGE}@{SUITE_VERSION})")
+        for entry in baseline:
+            log(f"baseline: {entry.key}: {entry.reason} ({entry.link})")
+        runs: list[SelectionRun] = []
+        for name in selections:
+            run = run_selection(
+                name,
+                tools,
+                out / name,
+                url=args.url,
+                scenario=args.scenario,
+                baseline=baseline_path if baseline_path and baseline_path.exists() else None,
+                passthrough=passthrough,
+                timeout=args.timeout,
+            )
+            run.unexpected, run.expected, run.stale = judge(run.scenarios, run.checks, baseline)
+            runs.append(run)
     except SetupError as err:
         log(f"error: {err}")
         return 2
 
-    server: subprocess.Popen[bytes] | None = None
-    try:
-        if args.url:
-            url = args.url
-        else:
-            port = free_port()
-            url = f"http://127.0.0.1:{port}/mcp"
-            started = time.monotonic()
-            server = start_server(port, server_log)
-            try:
-                wait_healthy(server, port, server_log)
-            except SetupError as err:
-                log(f"error: {err}")
-                return 2
-            timings["server_start"] = round(time.monotonic() - started, 2)
-            log(f"server: {url} healthy in {timings['server_start']:.1f} s (log: {server_log})")
-
-        selection = ["--scenario", args.scenario] if args.scenario else ["--suite", args.suite]
-        command = [str(tools.node), str(tools.cli), "server", "--url", url, *selection, "-o", str(out)]
-        command += passthrough
-        label = f"scenario {args.scenario}" if args.scenario else f"{args.suite} suite"
-        log(f"suite: running the {label} (log: {suite_log})")
-        before = {p.name for p in out.iterdir()}
-        started = time.monotonic()
-        exit_code = run_suite(command, tools.node.parent, suite_log, args.timeout)
-        timings["suite"] = round(time.monotonic() - started, 2)
-        server_exit = server.poll() if server else None
-    finally:
-        if server:
-            stop(server)
-
-    scenarios = collect(out, before, suite_log.read_text(errors="replace"))
-    tasks_total = totals([s for name, s in scenarios.items() if name.startswith("tasks-")])
-    all_total = totals(list(scenarios.values()))
-    problems = [p for s in scenarios.values() for p in s.problems]
-
-    reasons: list[str] = []
-    if exit_code is None:
-        reasons.append(f"the suite ran past --timeout {args.timeout:.0f} s and was stopped")
-    elif exit_code != 0:
-        reasons.append(f"the suite exited with {exit_code}")
-    if server_exit is not None:
-        reasons.append(f"the server exited with {server_exit} during the run")
-    if all_total["failed"]:
-        reasons.append(f"{all_total['failed']} check(s) failed")
-    if all_total["other"]:
-        reasons.append(f"{all_total['other']} check(s) had a status this script does not know")
-    if args.strict and all_total["warnings"]:
-        reasons.append(f"{all_total['warnings']} warning(s) with --strict")
-    if all_total["passed"] + all_total["failed"] + all_total["warnings"] == 0:
-        reasons.append("no checks ran")
-    ok = not reasons
-
+    tasks = {
+        run.name: totals([s for n, s in run.scenarios.items() if n.startswith("tasks-")]) for run in runs
+    }
     summary = {
-        "ok": ok,
-        "reasons": reasons,
-        "url": url,
-        "suite": None if args.scenario else args.suite,
-        "scenario": args.scenario,
-        "strict": args.strict,
+        "ok": all(run.ok for run in runs),
         "conformance_version": SUITE_VERSION,
         "node_version": tools.node_version,
-        "suite_exit_code": exit_code,
-        "timings_s": timings,
-        "scenarios": {
-            name: {**s.counts, "checks_file": str(s.checks_file) if s.checks_file else None}
-            for name, s in scenarios.items()
+        "url": args.url,
+        "scenario": args.scenario,
+        "baseline": [e.__dict__ for e in baseline],
+        "selections": {
+            run.name: {
+                "label": run.label,
+                "ok": run.ok,
+                "reasons": run.reasons,
+                "suite_exit_code": run.exit_code,
+                "seconds": run.seconds,
+                "totals": run.totals,
+                "tasks_totals": tasks[run.name],
+                "unexpected": run.unexpected,
+                "expected": run.expected,
+                "stale": run.stale,
+                "scenarios": {
+                    n: {
+                        **s.counts,
+                        "checks_file": str(s.checks_file) if s.checks_file else None,
+                        "problems": s.problems,
+                    }
+                    for n, s in run.scenarios.items()
+                },
+                "logs": {"suite": str(run.out / "conformance.log"), "server": str(run.out / "server.log")},
+            }
+            for run in runs
         },
-        "totals": {"tasks": tasks_total, "all": all_total},
-        "problems": problems,
-        "logs": {"suite": str(suite_log), "server": None if args.url else str(server_log)},
     }
     summary_path = out / "summary.json"
     summary_path.write_text(json.dumps(summary, indent=2) + "\n")
 
     log("")
-    log(render_table(scenarios, tasks_total, all_total))
-    if problems:
-        log("\nfailures and warnings:")
-        for problem in problems:
-            log(f"  {problem['status']:<8} {problem['scenario']} / {problem['id']}: {problem['message']}")
+    log(render_table(runs))
+    for run in runs:
+        problems = [p for s in run.scenarios.values() for p in s.problems]
+        if problems:
+            log(f"\n{run.label}: failures and warnings")
+            for p in problems:
+                mark = "expected" if f"{p['scenario']}:{p['id']}" in run.expected else p["status"]
+                log(f"  {mark:<8} {p['scenario']} / {p['id']}: {p['message'][:300]}")
+        if run.stale:
+            log(f"\n{run.label}: baseline entries that now pass (remove them): {', '.join(run.stale)}")
     log(f"\nsummary: {summary_path}")
-    if ok:
-        log(
-            f"PASS: {all_total['passed']} passed, {all_total['failed']} failed, "
-            f"{all_total['warnings']} warning(s) in {timings['suite']:.1f} s"
-        )
+    for name, t in tasks.items():
+        if t["passed"] or t["failed"]:
+            log(f"tasks-* in {SELECTIONS[name][1]}: {t['passed']} passed, {t['failed']} failed")
+    log("")
+    for run in runs:
+        log(run.summary_line())
+    if summary["ok"]:
+        log("PASS: no unexpected failure in any selection")
         return 0
-    log(f"\nlast lines of {suite_log}:\n{tail(suite_log)}")
-    if server_exit is not None:
-        log(f"\nlast lines of {server_log}:\n{tail(server_log)}")
-    log(f"\nFAIL: {'; '.join(reasons)}")
+    log("FAIL: unexpected failures (listed above); see each selection's conformance.log")
     return 1
 
 
@@ -568,5 +789,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
-        print("interrupted; server and suite stopped", file=sys.stderr)
+        print("interrupted; servers and suites stopped", file=sys.stderr)
         sys.exit(130)

@@ -393,7 +393,7 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
             reply = server.handle(body, headers, "cost")
             return Reply(reply.status, {}, reply.body)
 
-    client = Client2026(InProcess(), meta=meta_2026(elicitation=False))
+    client = Client2026(InProcess(), meta=meta_2026(elicitation=True))
     rpc = client.request
 
     def wait(task_id: str, statuses: set[str], polls: list[int]) -> dict[str, Any]:

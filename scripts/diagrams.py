@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import sys
 from typing import Any
 
@@ -44,12 +45,29 @@ def edges(states: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def retry_seconds(retrier: dict[str, Any]) -> float:
+    """The longest a retrier waits in all (every delay at its nominal value; with
+    ``JitterStrategy: FULL`` each is drawn between 0 and that)."""
+    delay = float(retrier.get("IntervalSeconds", 1))
+    cap = float(retrier.get("MaxDelaySeconds", float("inf")))
+    total = 0.0
+    for _ in range(int(retrier.get("MaxAttempts", 3))):
+        total += min(delay, cap)
+        delay *= float(retrier.get("BackoffRate", 2.0))
+    return total
+
+
 def mermaid(asl: dict[str, Any]) -> str:
     lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {asl['StartAt']}"]
     for name, state in asl["States"].items():
-        resource = state.get("Resource", "").replace("arn:aws:states:::", "")
+        resource = re.sub(r"^arn:[^:]+:states:::", "", state.get("Resource", ""))
         detail = f"{state['Type']}: {resource}" if resource else state["Type"]
         lines.append(f"    {name} : {detail}")
+        if state.get("Retry"):
+            longest = max(retry_seconds(r) for r in state["Retry"])
+            jitter = all(r.get("JitterStrategy") == "FULL" for r in state["Retry"])
+            how = "backoff and full jitter" if jitter else "backoff"
+            lines.append(f"    {name} : retries throttling and 5xx with {how}, up to {longest / 60:.0f} min")
     for source, target, label in edges(asl["States"]):
         lines.append(f"    {source} --> {target}" + (f" : {label}" if label else ""))
     lines.append("```")

@@ -52,7 +52,9 @@ def raw_request(
             "raw_path": path.encode(),
             "query_string": b"",
             "root_path": "",
-            "headers": [(name.lower(), value) for name, value in headers],
+            # A Host the server accepts (transport security refuses others), unless given.
+            "headers": [(name.lower(), value) for name, value in headers]
+            + ([] if any(name.lower() == b"host" for name, _ in headers) else [(b"host", b"localhost")]),
             "client": ("127.0.0.1", 50000),
             "server": ("127.0.0.1", 80),
         }

@@ -141,20 +141,43 @@ class MemoryTaskStore:
     def list_active(self) -> list[str]:
         return [task_id for ids in self._active.values() for task_id in ids]
 
+    def active_pages(self, page_size: int = 1000) -> Iterator[list[str]]:
+        with self._lock:
+            ids = self.list_active()
+        for start in range(0, len(ids), page_size):
+            yield ids[start : start + page_size]
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        assert len(task_ids) <= 100
+        found = [self.records.get(task_id) for task_id in task_ids]
+        return [
+            dataclasses.replace(
+                r, arguments={}, result=None, checkpoint=None, input_requests={}, input_responses={}
+            )
+            for r in found
+            if r is not None
+        ]
+
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         with self._lock:
             record = self._row(Op.PROGRESS, task_id)
             self._put(_touched(record, now_ms, alive, status_message=message))
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.ASK, task_id)
-            self._put(_touched(record, now_ms, alive, input_requests=dict(requests)))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, input_requests=dict(requests), history_events=used))
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         with self._lock:
             record = self._row(Op.CHECKPOINT, task_id)
-            self._put(_touched(record, now_ms, alive, checkpoint=state))
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, checkpoint=state, history_events=used))
 
     def finish(
         self,
@@ -333,12 +356,18 @@ class MemoryBlobs:
 
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
+        self.keep_days: dict[str, int] = {}
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
         self.objects[key] = data
+        self.keep_days[key] = keep_days
 
     def get(self, key: str) -> bytes:
         return self.objects[key]
+
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        data = self.objects[key]
+        return data[start : start + max(1, length)], len(data)
 
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
@@ -364,6 +393,7 @@ class MemorySessionStore:
         self.calls: dict[str, str] = {}
         # What an eventually consistent read returns for a stream, when a test makes it lag.
         self.lagging: dict[str, StreamState] = {}
+        self.subs: dict[str, dict[str, str]] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
@@ -373,6 +403,12 @@ class MemorySessionStore:
 
     def delete_session(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
+        self.subs.pop(session_id, None)
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(session, log_level=level)
 
     def create_stream(self, stream: StreamState) -> None:
         _refuse_oversize(_stream_size(stream))
@@ -395,6 +431,26 @@ class MemorySessionStore:
 
     def find_call(self, key: str) -> str | None:
         return self.calls.get(key)
+
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        return dict(self.subs.get(session_id, {}))
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        mine = self.subs.setdefault(session_id, {})
+        if uri not in mine and len(mine) >= limit:
+            return False
+        mine[uri] = version
+        return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        self.subs.get(session_id, {}).pop(uri, None)
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        mine = self.subs.get(session_id, {})
+        if mine.get(uri) != seen:
+            return False
+        mine[uri] = now
+        return True
 
 
 def install_in_wiring(store: MemoryTaskStore, workflow: MemoryWorkflow, sessions: MemorySessionStore) -> None:
@@ -441,6 +497,7 @@ class World:
         *,
         anonymous_owner: str = "anonymous",
         max_inline_result_bytes: int = 262_144,
+        max_result_response_bytes: int = 2_097_152,
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
         inline_calls: int = 16,
@@ -451,6 +508,7 @@ class World:
         from taskgate.domain.service import TaskService
         from taskgate.domain.sweeper import Sweeper
         from taskgate.domain.worker import Worker
+        from taskgate.protocol.request_state import RequestStates, ephemeral_keys
         from taskgate.protocol.server import McpServer
         from taskgate.protocol.shared import InlineSlots, Services
         from taskgate.protocol.v2025 import Era2025
@@ -479,7 +537,9 @@ class World:
         }
         self.limits = Limits(**limits)
         self.results = ResultStore(
-            self.blobs if with_bucket else None, max_inline_bytes=max_inline_result_bytes
+            self.blobs if with_bucket else None,
+            max_inline_bytes=max_inline_result_bytes,
+            max_delivered_bytes=max_result_response_bytes,
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(
@@ -495,7 +555,16 @@ class World:
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0
         )
         self.events: list[tuple[str, dict[str, Any]]] = []
-        services = Services(self.tasks, self.tools, self._audit, anonymous_owner, InlineSlots(inline_calls))
+        # requestState sealed under a key of this world's own, expiring on its clock.
+        self.request_states = RequestStates(ephemeral_keys, ttl_ms=600_000, clock=self.clock)
+        services = Services(
+            self.tasks,
+            self.tools,
+            self._audit,
+            anonymous_owner,
+            InlineSlots(inline_calls),
+            request_states=self.request_states,
+        )
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(

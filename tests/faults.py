@@ -24,6 +24,8 @@ class Rule:
     operation: str
     code: str
     times: int
+    skip: int = 0
+    seen: int = 0
     fired: int = 0
 
 
@@ -34,9 +36,16 @@ class Faults:
         self._hooked: set[int] = set()
 
     def fail(
-        self, service: str, operation: str, *, code: str = "InternalServerError", times: int = 1
+        self,
+        service: str,
+        operation: str,
+        *,
+        code: str = "InternalServerError",
+        times: int = 1,
+        skip: int = 0,
     ) -> Rule:
-        rule = Rule(service, operation, code, times)
+        """Fail the next ``times`` calls of ``operation`` after letting ``skip`` through."""
+        rule = Rule(service, operation, code, times, skip)
         with self._lock:
             self._rules.append(rule)
         for target in (aws_clients.client(service).meta.events, boto3._get_default_session().events):
@@ -51,6 +60,9 @@ class Faults:
         with self._lock:
             for rule in self._rules:
                 if rule.service == service and rule.operation == model.name and rule.fired < rule.times:
+                    rule.seen += 1
+                    if rule.seen <= rule.skip:
+                        continue
                     rule.fired += 1
                     break
             else:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from taskgate.tools import ToolContext, tool
 
 
 class BigResultInput(BaseModel):
-    kilobytes: int = Field(ge=1, le=4096)
+    kilobytes: int = Field(ge=1, le=16384)
 
 
 @tool(description="Return a text result of the given size (tests the S3 offload).", task_support="required")
@@ -29,6 +31,51 @@ def quiet_work(args: QuietInput, ctx: ToolContext) -> str:
 
     time.sleep(args.seconds)
     return "quiet done"
+
+
+class NoInput(BaseModel):
+    pass
+
+
+@tool(description="Return one block of every content type.", task_support="optional")
+def content_gallery(args: NoInput, ctx: ToolContext) -> list[dict[str, Any]]:
+    from taskgate.tools import content as c
+
+    return [
+        c.text("A gallery"),
+        c.image(b"\x89PNG fake", "image/png"),
+        c.audio(b"RIFF fake", "audio/wav"),
+        c.embedded("test://gallery/blob", blob=b"\x00\x01", mime_type="application/octet-stream"),
+        c.resource_link("test://gallery/report", "report", mime_type="text/csv", size=12),
+    ]
+
+
+class Forecast(BaseModel):
+    city: str
+    celsius: float
+
+
+class CityInput(BaseModel):
+    city: str
+
+
+@tool(description="A structured result with an output schema.", task_support="optional")
+def forecast(args: CityInput, ctx: ToolContext) -> Forecast:
+    return Forecast(city=args.city, celsius=21.5)
+
+
+@tool(description="Send the user to a URL (URL-mode elicitation).", task_support="optional")
+def sign_in(args: NoInput, ctx: ToolContext) -> str:
+    answer = ctx.elicit_url("sign_in", "Sign in to continue", "https://example.com/sign-in")
+    return f"sign-in: {answer.action}"
+
+
+@tool(description="Sample twice with automatic keys, then list the roots.", task_support="optional")
+def two_samples(args: NoInput, ctx: ToolContext) -> str:
+    first = ctx.sample("One?", max_tokens=5)
+    second = ctx.sample("Two?", max_tokens=5)
+    roots = ctx.list_roots()
+    return f"{first.text}+{second.text} in {len(roots)} roots"
 
 
 def unicode_text(kilobytes: int) -> str:

@@ -74,8 +74,9 @@ class TestClientTransport:
 
 # --- 2026-07-28 ---------------------------------------------------------------------------
 def meta(tasks: bool = True) -> dict[str, Any]:
-    """The tests' ``_meta``: the tasks extension (unless ``tasks=False``), no elicitation."""
-    return protocol.meta_2026(tasks=tasks, elicitation=False, client_info=CLIENT_INFO)
+    """The tests' ``_meta``: the tasks extension (unless ``tasks=False``) and elicitation
+    (tools that ask are answered through it; the server asks nothing undeclared)."""
+    return protocol.meta_2026(tasks=tasks, elicitation=True, client_info=CLIENT_INFO)
 
 
 def envelope(method: str, params: dict[str, Any], msg_id: int, tasks: bool = True) -> dict[str, Any]:
@@ -146,7 +147,9 @@ class Legacy:
         self.token = token
         auth = {"authorization": f"Bearer {token}"} if token else {}
         self.client = Client2025(
-            TestClientTransport(http, auth), capabilities={"tasks": {}}, client_info=CLIENT_INFO
+            TestClientTransport(http, auth),
+            capabilities={"tasks": {}, "elicitation": {}},
+            client_info=CLIENT_INFO,
         )
         self._ids = itertools.count(1)  # the raw posts' own ids: tests expect 1, 2, … after initialize
 

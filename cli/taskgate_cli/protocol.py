@@ -39,7 +39,14 @@ ACCEPT = "application/json, text/event-stream"
 # What the CLI tells a 2025 server it can do (2026 says the same in every request's _meta).
 CAPABILITIES_2025: dict[str, Any] = {"tasks": {}, "elicitation": {"form": {}, "url": {}}}
 # Methods whose Mcp-Name header mirrors a params field (2026 routing headers).
-NAME_FIELD = {"tools/call": "name", "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+NAME_FIELD = {
+    "tools/call": "name",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+    "resources/read": "uri",
+    "prompts/get": "name",
+}
 
 
 @dataclass
@@ -150,7 +157,7 @@ def headers_2026(method: str, params: dict[str, Any]) -> dict[str, str]:
     }
     name_field = NAME_FIELD.get(method)
     if name_field and isinstance(params.get(name_field), str):
-        headers["mcp-name"] = params[name_field]
+        headers["mcp-name"] = _param_header(params[name_field])
     return headers
 
 
@@ -179,7 +186,9 @@ def expect_result(body: Any, http_status: int) -> dict[str, Any]:
 
 def _param_header(value: Any) -> str:
     text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    safe = text.isascii() and text.isprintable() and text == text.strip()
+    # A plain value that looks like the sentinel is encoded too, so it is never misread.
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")
+    safe = text.isascii() and text.isprintable() and text == text.strip() and not sentinel
     return text if safe else "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
 
 

@@ -28,6 +28,9 @@ app = create_app(
     anonymous_owner=_settings.anonymous_owner,
     max_body_bytes=_settings.max_body_bytes,
     inline=True,
+    security=wiring.transport_security(),
+    # AuthMode JWT: tokens are checked here, not by API Gateway (see taskgate/auth).
+    sign_in=wiring.sign_in(),
 )
 _mangum = Mangum(app, lifespan="off")
 

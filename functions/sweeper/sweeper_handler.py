@@ -22,10 +22,23 @@ wiring.settings()
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = wiring.sweeper().sweep()
+    report = wiring.sweeper().sweep(context.get_remaining_time_in_millis)
     for task_id, reason in report.failed.items():
         logger.warning(
             "task failed by sweeper", extra={"audit": "status_changed", "taskId": task_id, "reason": reason}
         )
+    if report.errors:
+        # Each is retried at the next run; many in a row point at throttling or permissions.
+        logger.warning(
+            "tasks not checked this run",
+            extra={"count": len(report.errors), "sample": dict(list(report.errors.items())[:5])},
+        )
     metrics.add_metric(name="TasksSwept", unit=MetricUnit.Count, value=len(report.failed))
-    return {"checked": report.checked, "swept": len(report.failed)}
+    return {
+        "checked": report.checked,
+        "judgedFromRow": report.judged_from_row,
+        "described": report.described,
+        "swept": len(report.failed),
+        "errors": len(report.errors),
+        "complete": report.complete,
+    }

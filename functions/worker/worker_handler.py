@@ -22,6 +22,8 @@ wiring.settings()
 class WorkerEvent(BaseModel):
     taskId: str = Field(min_length=1, max_length=80)
     executionArn: str | None = None
+    # $$.State.RetryCount: earlier attempts of this step that Step Functions retried.
+    retryCount: int = Field(default=0, ge=0)
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -36,7 +38,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # many steps in threads of one process, and shared keys would cross between them.
     logger.thread_safe_clear_keys()
     logger.thread_safe_append_keys(taskId=task_id, executionArn=step.executionArn)
-    outcome = wiring.worker().run_step(task_id, context.get_remaining_time_in_millis)
+    # A ServiceUnavailable raised here reaches the state machine as that error name,
+    # which RunTool retries with backoff and jitter (statemachines/task.asl.json).
+    outcome = wiring.worker().run_step(task_id, context.get_remaining_time_in_millis, retries=step.retryCount)
     record_step(logger, metrics, task_id, outcome)
     # Parking and continuing leave RunTool through its Catch rules (task.asl.json).
     outcome.raise_signal()

@@ -22,9 +22,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(log_path: pathlib.Path, **env: str) -> Iterator[str]:
-    """Yield the server's /mcp URL; ``env`` adds settings (tokens, stream limits…)."""
-    port = free_port()
+def running_server(log_path: pathlib.Path, port: int | None = None, **env: str) -> Iterator[str]:
+    """Yield the server's /mcp URL; ``env`` adds settings (tokens, stream limits…). Give
+    ``port`` when a setting must name the server's own URL (OAUTH_RESOURCE)."""
+    port = port or free_port()
     full_env = {**os.environ, "PORT": str(port), "PYTHONPATH": "layers/taskgate:layers/tools", **env}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -86,6 +87,9 @@ class Pty:
             encoding="utf-8",
             timeout=TIMEOUT,
             dimensions=(24, 120),
+            # As a terminal starts it: a run launched in the background (CI's `make test &`)
+            # would otherwise pass on an ignored SIGINT, and Ctrl-C would never arrive.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.child.logfile_read = self.log
 

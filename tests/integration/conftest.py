@@ -29,12 +29,29 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
 
 
 @pytest.fixture
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits (seconds) the state machine's Retry rules ask for, recorded instead of
+    slept: a test sees the backoff schedule without spending minutes on it."""
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    waits: list[float] = []
+
+    class _Time:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+    monkeypatch.setattr(retrier_decl, "time", _Time)
+    return waits
+
+
+@pytest.fixture
 def http(aws: EmbeddedAws) -> Iterator[TestClient]:
     settings = wiring.settings()
     app = create_app(
         wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
     )
-    with TestClient(DevAuthMiddleware(app, DEV_TOKENS)) as client:
+    with TestClient(DevAuthMiddleware(app, DEV_TOKENS), base_url="http://localhost") as client:
         yield client
 
 

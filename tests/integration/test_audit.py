@@ -16,14 +16,26 @@ from tests.integration.test_events import Context, _load
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+        "elicitation": {"form": {}},
+    },
 }
 SECRET = "s3cr3t-argument-value"
 
 
+# API Gateway's own domain: the Host of every request it forwards.
+DOMAIN = "abc123.execute-api.us-east-1.amazonaws.com"
+
+
 def _event(method: str, params: dict[str, Any], sub: str) -> dict[str, Any]:
     name = params.get("name") if method == "tools/call" else params.get("taskId")
-    headers = {"content-type": "application/json", "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    headers = {
+        "content-type": "application/json",
+        "host": DOMAIN,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
     if name:
         headers["mcp-name"] = name
     return {
@@ -41,6 +53,7 @@ def _event(method: str, params: dict[str, Any], sub: str) -> dict[str, Any]:
                 "userAgent": "t",
             },
             "requestId": "r",
+            "domainName": DOMAIN,
             "routeKey": "POST /mcp",
             "stage": "$default",
             "authorizer": {"jwt": {"claims": {"sub": sub}, "scopes": None}},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import threading
 import time
@@ -123,9 +124,9 @@ def test_cancel_while_working_stops_the_tool_and_stays_cancelled(
     steps_ended = threading.Event()
     run_step = Worker.run_step
 
-    def watched(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+    def watched(self: Worker, task_id: str, remaining_ms: Any = None, **kwargs: Any) -> Any:
         try:
-            return run_step(self, task_id, remaining_ms)
+            return run_step(self, task_id, remaining_ms, **kwargs)
         finally:
             steps_ended.set()
 
@@ -231,7 +232,7 @@ def test_a_crash_outside_the_tool_fails_the_task_with_a_reason(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The worker Lambda itself crashes (not the tool): the state machine's catch-all records it.
-    def crash(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+    def crash(self: Worker, task_id: str, remaining_ms: Any = None, **kwargs: Any) -> Any:
         raise MemoryError("boom")
 
     monkeypatch.setattr(Worker, "run_step", crash)
@@ -385,3 +386,56 @@ def test_a_checkpointing_tool_runs_across_several_short_invocations(
     report = done["result"]["structuredContent"]
     assert [m["month"] for m in report["months"]] == [f"2023-{m:02d}" for m in range(1, 13)]
     assert report["orders"] == 1200  # every order counted exactly once across the steps
+
+
+def _history(aws: EmbeddedAws, task_id: str) -> list[dict[str, Any]]:
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
+    return sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+
+
+def _events_per_loop(events: list[dict[str, Any]]) -> list[int]:
+    """How many history events each pass from one RunTool entry to the next recorded."""
+    entries = [
+        i
+        for i, e in enumerate(events)
+        if e["type"] == "TaskStateEntered" and e["stateEnteredEventDetails"]["name"] == "RunTool"
+    ]
+    return [b - a for a, b in itertools.pairwise(entries)]
+
+
+def test_the_worker_counts_at_least_the_history_each_loop_records(
+    mcp: Mcp, aws: EmbeddedAws, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution history a question round and a continued step really add (moto
+    records the events Step Functions documents) is within what the worker counts
+    against the 25,000-event limit (domain/history.py)."""
+    from taskgate.domain import history
+
+    task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
+    mcp.wait(task_id, {"input_required"})
+    mcp.result(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {"confirm_delete": {"action": "accept", "content": {"confirm": True}}},
+        },
+    )
+    assert mcp.wait(task_id)["status"] == "completed"
+    _wait_execution_ended(aws, task_id)
+    (round_events,) = _events_per_loop(_history(aws, task_id))
+    row = next(i for i in table_items(aws) if i["taskId"]["S"] == task_id)
+    assert round_events <= history.EVENTS_PER_QUESTION_ROUND == int(row["historyEvents"]["N"])
+
+    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("WORKER_STEP_SECONDS", "1")
+    monkeypatch.setenv("STEP_YIELD_MARGIN_MS", "700")
+    wiring.reset()
+    task_id = mcp.call("orders_report", {"year": 2023, "orders": 300, "pause_seconds": 0.15})["taskId"]
+    assert mcp.wait(task_id, timeout=60)["status"] == "completed"
+    _wait_execution_ended(aws, task_id)
+    loops = _events_per_loop(_history(aws, task_id))
+    assert loops and max(loops) <= history.EVENTS_PER_CONTINUED_STEP
+    row = next(i for i in table_items(aws) if i["taskId"]["S"] == task_id)
+    assert int(row["historyEvents"]["N"]) == len(loops) * history.EVENTS_PER_CONTINUED_STEP
+    print(f"\nhistory events per question round {round_events}, per continued step {sorted(set(loops))}")

@@ -7,6 +7,8 @@ Run with -s to print the fault matrix.
 
 from __future__ import annotations
 
+import json
+import pathlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +22,10 @@ from taskgate.local.runtime import EmbeddedAws
 from tests.faults import Faults
 from tests.integration.conftest import table_items
 from tests.mcp_client import Mcp
+
+ASL = json.loads(
+    (pathlib.Path(__file__).resolve().parents[2] / "statemachines" / "task.asl.json").read_text()
+)
 
 MATRIX: list[tuple[str, str, str, str]] = []
 
@@ -110,57 +116,89 @@ def _wait_executions(aws: EmbeddedAws, timeout: float = 10) -> None:
         time.sleep(0.05)
 
 
-def test_worker_cannot_read_the_row(mcp: Mcp, aws: EmbeddedAws, faults: Faults) -> None:
+def test_worker_cannot_read_the_row(
+    mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]
+) -> None:
     faults.fail("dynamodb", "GetItem", code="InternalServerError", times=1)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     _wait_executions(aws)  # no polling meanwhile: the fault is for the worker's read
     done = mcp.get(task_id)
-    assert done["status"] == "failed" and "failed outside the tool" in done["statusMessage"]
+    # The worker raised ServiceUnavailable; RunTool's Retry ran the step again.
+    assert done["status"] == "completed"
+    assert len(retry_waits) == 1 and 0 <= retry_waits[0] <= 2
     _settle(aws)
-    _record("GetItem 500", "worker, step start", "failed: outside the tool (catch-all)", "failed + reason")
+    _record("GetItem 500", "worker, step start", "completed (step retried)", "completed")
 
 
-def test_worker_cannot_write_the_result(mcp: Mcp, aws: EmbeddedAws, faults: Faults) -> None:
+def test_worker_cannot_write_the_result(
+    mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]
+) -> None:
     # PutItem creates the row; the first UpdateItem is the worker's terminal write.
     faults.fail("dynamodb", "UpdateItem", code="ProvisionedThroughputExceededException", times=1)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     _wait_executions(aws)
+    assert mcp.get(task_id)["status"] == "completed"
+    assert len(retry_waits) == 1
+    _settle(aws)
+    _record("UpdateItem throttled", "worker, terminal write", "completed (step retried)", "completed")
+
+
+def test_throttling_that_outlasts_the_retries_fails_the_task_after_minutes(
+    mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]
+) -> None:
+    """The worker's AWS calls stay throttled: Step Functions retries the step with
+    exponential backoff and full jitter (recorded here, not slept) for minutes, then
+    the catch-all fails the task with the reason."""
+    faults.fail("dynamodb", "GetItem", code="ThrottlingException", times=1000)
+    task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
+    _wait_executions(aws, timeout=30)
+    faults.clear()
     done = mcp.get(task_id)
     assert done["status"] == "failed"
     assert done["statusMessage"] == "The task failed outside the tool: ServiceUnavailable"
+    retrier = ASL["States"]["RunTool"]["Retry"][0]
+    assert len(retry_waits) == retrier["MaxAttempts"] == 20
+    nominal = [min(2 * 2**i, 60) for i in range(20)]
+    assert all(0 <= wait <= cap for wait, cap in zip(retry_waits, nominal, strict=True))
+    assert len(set(retry_waits)) == len(retry_waits)  # jittered, not a fixed schedule
+    assert sum(nominal) >= 15 * 60  # minutes of patience, not AWS's first few seconds
     _settle(aws)
     _record(
-        "UpdateItem throttled",
-        "worker, terminal write",
-        "failed: outside the tool (catch-all)",
+        "GetItem throttled for good",
+        "worker, every attempt",
+        "failed after 20 jittered retries",
         "failed + reason",
     )
 
 
-def test_park_write_fails(
-    mcp: Mcp, aws: EmbeddedAws, faults: Faults, monkeypatch: pytest.MonkeyPatch
+def test_lambda_throttling_is_retried(
+    mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]
 ) -> None:
-    task_id = mcp.call("confirm_delete", {"filename": "a"})["taskId"]
-    # Too late for this one (it may already be parked): start a second after arming the fault.
-    mcp.wait(task_id, {"input_required"})
-    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1)
-    second = mcp.call("confirm_delete", {"filename": "b"})["taskId"]
-    done = mcp.wait(second)
-    assert done["status"] == "failed" and "failed outside the tool" in done["statusMessage"]
+    faults.fail("lambda", "Invoke", code="TooManyRequestsException", times=3)
+    task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
+    _wait_executions(aws)
+    assert mcp.get(task_id)["status"] == "completed"
+    assert len(retry_waits) == 3
+    _settle(aws)
+    _record("Lambda throttles the worker 3x", "Invoke", "completed (step retried)", "completed")
+
+
+def test_park_write_fails(mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]) -> None:
+    # The worker's ask is the first UpdateItem; the state machine's park write the second.
+    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1, skip=1)
+    task_id = mcp.call("confirm_delete", {"filename": "b"})["taskId"]
+    parked = mcp.wait(task_id, {"input_required"})
+    assert len(retry_waits) == 1  # AwaitInput retried its write
+    assert parked["inputRequests"]
     mcp.result("tasks/cancel", {"taskId": task_id})
     _settle(aws)
-    _record(
-        "UpdateItem 500",
-        "state machine, AwaitInput park",
-        "failed: outside the tool (catch-all)",
-        "failed + reason",
-    )
+    _record("UpdateItem 500", "state machine, AwaitInput park", "parked (write retried)", "input_required")
 
 
 def test_worker_lambda_crashes_or_times_out(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def timeout(self: Worker, task_id: str, remaining_ms: Any = None) -> Any:
+    def timeout(self: Worker, task_id: str, remaining_ms: Any = None, **kwargs: Any) -> Any:
         raise TimeoutError("Task timed out after 900.00 seconds")
 
     monkeypatch.setattr(Worker, "run_step", timeout)

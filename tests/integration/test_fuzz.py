@@ -150,9 +150,34 @@ TOOL_ARGS: dict[str, dict[str, Any]] = {
     "test_reconnection": {},
     "orders_report": {"year": 2025, "orders": 100},
     "archive_orders": {"year": 2025, "orders": 100, "before": "2025-02-01", "batch_size": 100},
+    "test_simple_text": {},
+    "test_image_content": {},
+    "test_audio_content": {},
+    "test_embedded_resource": {},
+    "test_multiple_content_types": {},
+    "test_error_handling": {},
+    "test_tool_with_progress": {},
+    "test_tool_with_logging": {},
+    "test_logging_tool": {},
+    "test_elicitation": {"message": "Who are you?"},
+    "test_elicitation_sep1034_defaults": {},
+    "test_elicitation_sep1330_enums": {},
+    "test_sampling": {"prompt": "Say hello"},
+    "test_missing_capability": {},
+    "test_streaming_elicitation": {},
+    "test_input_required_result_elicitation": {},
+    "test_input_required_result_sampling": {},
+    "test_input_required_result_list_roots": {},
+    "test_input_required_result_request_state": {},
+    "test_input_required_result_multiple_inputs": {},
+    "test_input_required_result_multi_round": {},
+    "test_input_required_result_tampered_state": {},
+    "test_input_required_result_capabilities": {},
 }
 ANSWERS = {
     "user_name": {"action": "accept", "content": {"name": "Ada"}},
+    "sample_request": {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"},
+    "roots_request": {"roots": [{"uri": "file:///fuzz"}]},
     "confirm_delete": {"action": "accept", "content": {"confirm": True}},
     "name": {"action": "decline"},
 }
@@ -676,7 +701,7 @@ def env(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Ite
     s = wiring.settings()
     app = create_app(wiring.mcp_server, anonymous_owner=s.anonymous_owner, max_body_bytes=s.max_body_bytes)
     served = DevAuthMiddleware(app, DEV_TOKENS)
-    with TestClient(served, raise_server_exceptions=False) as client:
+    with TestClient(served, raise_server_exceptions=False, base_url="http://localhost") as client:
         yield Env(client, aws, _seed(client), s.max_body_bytes, served)
     # Stop whatever the fuzz left running before moto goes away under it.
     service = wiring.task_service()

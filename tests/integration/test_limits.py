@@ -84,11 +84,32 @@ def test_a_one_megabyte_result_round_trips_through_s3(mcp: Mcp, http, aws: Embed
         Bucket=RESULT_BUCKET, Key=row["resultRef"]["S"]
     )
     assert json.loads(stored["Body"].read())["content"][0]["text"] == expected
+    # Tagged with the shortest retention class that outlives the task's row (1 h TTL: 1 day).
+    tags = boto3.client("s3", region_name="us-east-1").get_object_tagging(
+        Bucket=RESULT_BUCKET, Key=row["resultRef"]["S"]
+    )["TagSet"]
+    assert tags == [{"Key": "retention", "Value": "1d"}]
     # And the 2025 era's tasks/result returns it whole too.
     legacy = Legacy(http)
     legacy.initialize()
     result = legacy.result("tasks/result", {"taskId": task_id})
     assert result["content"][0]["text"] == expected
+
+
+def test_a_result_whose_object_is_gone_is_a_clear_permanent_error(mcp: Mcp, http, aws: EmbeddedAws) -> None:  # type: ignore[no-untyped-def]
+    task_id = mcp.call("big_result", {"kilobytes": 512})["taskId"]
+    assert mcp.wait(task_id, {"completed"}, timeout=30)
+    boto3.client("s3", region_name="us-east-1").delete_object(
+        Bucket=RESULT_BUCKET, Key=f"results/{task_id}.json"
+    )
+    reply = mcp.request("tasks/get", {"taskId": task_id})
+    gone = {"code": -32603, "message": "The task's result is no longer stored; it cannot be returned"}
+    assert reply["error"] == gone and reply["_http_status"] != 503
+    legacy = Legacy(http)
+    legacy.initialize()
+    resp = legacy.post("tasks/result", {"taskId": task_id})
+    assert resp.status_code != 503 and "retry-after" not in resp.headers
+    assert resp.json()["error"] == gone
 
 
 def test_a_task_that_keeps_working_outlives_its_ttl(

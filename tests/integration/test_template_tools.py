@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.lambda_platform import problems, wheel_tags
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 
@@ -54,11 +56,21 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     # Development-only code (moto patches, the dev authorizer, uvicorn) never ships.
     assert not (layer / "taskgate" / "local").exists()
     assert not list(layer.rglob("taskgate/local*"))
+    # No pyOpenSSL: botocore's urllib3 would load it, and it imports cryptography at every
+    # cold start (tests/integration/test_sign_in_cold_start.py relies on its absence).
+    assert not (layer / "OpenSSL").exists()
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
     assert (build / "ToolsLayer" / "python" / "taskgate_conformance" / "tools.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
     _assert_ships_bytecode(layer)
     _assert_ships_bytecode(build / "ToolsLayer" / "python")
+    # Every wheel and native library loads on Lambda's python3.13 runtime (AL2023:
+    # glibc 2.34, arm64), and the newer manylinux tags were really considered.
+    assert problems(layer) == [] and problems(build / "ToolsLayer" / "python") == []
+    tags = wheel_tags(layer)
+    (crypto,) = [dist for dist in tags if dist.startswith("cryptography-")]
+    assert tags[crypto] == ["cp311-abi3-manylinux_2_34_aarch64"], tags[crypto]
+    print(f"\nlayer wheels: {sorted(t for ts in tags.values() for t in ts if not t.endswith('-any'))}")
     # Python takes the shipped bytecode even when the source looks newer, as the
     # zip round trip may leave it: nothing is compiled at a cold start.
     (layer / "taskgate" / "clock.py").touch()

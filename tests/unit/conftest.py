@@ -50,5 +50,5 @@ def mcp(world: World) -> Mcp:
 def http(world: World) -> Iterator[TestClient]:
     """The Starlette app over the fakes, called in-process (no socket)."""
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         yield client

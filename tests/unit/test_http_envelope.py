@@ -72,7 +72,7 @@ def test_oversized_body_is_refused_before_parsing(http: TestClient, world: World
 
 
 def test_unknown_method_is_32601(http: TestClient) -> None:
-    status, payload = _post(http, envelope("resources/list", {}, 5), headers_for("resources/list", {}))
+    status, payload = _post(http, envelope("sampling/fancy", {}, 5), headers_for("sampling/fancy", {}))
     assert (status, payload["error"]["code"], payload["id"]) == (404, -32601, 5)
 
 

@@ -53,7 +53,7 @@ def world() -> World:
 @pytest.fixture
 def http(world: World) -> Iterator[TestClient]:
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         try:
             yield client
         finally:

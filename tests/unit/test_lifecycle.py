@@ -160,8 +160,9 @@ def test_results_are_read_only_where_they_are_returned() -> None:
     record = world.tasks.create(owner="ann", tool="big_result", arguments={"kilobytes": 4})
     world.settle()
     reads: list[str] = []
-    get = world.blobs.get
+    get, get_range = world.blobs.get, world.blobs.get_range
     world.blobs.get = lambda key: reads.append(key) or get(key)  # type: ignore[method-assign]
+    world.blobs.get_range = lambda key, *a: reads.append(key) or get_range(key, *a)  # type: ignore[method-assign]
     world.tasks.cancel("ann", record.task_id)
     world.tasks.submit_input("ann", record.task_id, {"x": 1})
     world.tasks.get("ann", record.task_id)

@@ -89,3 +89,8 @@ def test_the_workers_error_line_is_json_with_the_task_id_in_a_prod_stack(
         "code": -32603,
         "message": "Internal error while running the tool",
     }
+    # The step's audit line names the failure's reason: the dashboard's
+    # "tasks that failed, and why" widget reads it from the worker's log group.
+    (finished,) = [line for line in lines if line.get("audit") == "step_finished"]
+    assert finished["status"] == "failed" and finished["owner"] == "ann"
+    assert finished["reason"] == "Internal error while running the tool"

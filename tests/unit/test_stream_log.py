@@ -46,7 +46,7 @@ def _client(world: World) -> Iterator[Legacy]:
         anonymous_owner="anonymous",
         max_body_bytes=1_048_576,
     )
-    with TestClient(app) as http:
+    with TestClient(app, base_url="http://localhost") as http:
         legacy = Legacy(http)
         legacy.initialize()
         yield legacy

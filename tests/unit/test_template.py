@@ -3,9 +3,14 @@ cfn-lint tools run in tests/integration/test_template_tools.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
+import re
 import sys
+import tomllib
+from types import ModuleType
+from typing import Any
 
 from cfnlint.decode import decode
 
@@ -14,10 +19,18 @@ from taskgate.local.runtime import TABLE_DEFINITION, TTL_ATTRIBUTE
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _template() -> dict:
+def _template() -> dict[str, Any]:
     template, matches = decode(str(ROOT / "template.yaml"))
     assert not matches and template is not None
-    return template
+    return template  # type: ignore[no-any-return]
+
+
+def _load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_local_table_matches_the_template() -> None:
@@ -103,3 +116,278 @@ def test_alarms_and_dashboard_use_metrics_the_code_emits() -> None:
             ours |= set(re.findall(r'\[".", "(\w+)", ".", "."\]', body.split("AWS/Lambda")[0]))
     assert ours and ours <= EMITTED_METRICS, ours - EMITTED_METRICS
     assert {"TasksFailed", "TasksCompleted", "TasksSwept", "TimeToTerminal", "TasksCancelled"} <= ours
+
+
+# ---------------------------------------------------------------- deployment checks
+
+
+def _asl() -> dict[str, Any]:
+    machine = _template()["Resources"]["TaskStateMachine"]["Properties"]
+    return json.loads((ROOT / machine["DefinitionUri"]).read_text())  # type: ignore[no-any-return]
+
+
+def _samconfig_parameters(env: str) -> dict[str, str]:
+    """The template Parameters ``sam deploy --config-env env`` passes (over the defaults)."""
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    overrides = config.get(env, {}).get("deploy", {}).get("parameters", {}).get("parameter_overrides", [])
+    return dict(item.split("=", 1) for item in overrides)
+
+
+def _deployed_parameters(env: str) -> dict[str, str]:
+    defaults = {name: str(p.get("Default", "")) for name, p in _template()["Parameters"].items()}
+    return {**defaults, **_samconfig_parameters(env)}
+
+
+def test_no_arn_hard_codes_the_aws_partition() -> None:
+    """aws-cn and aws-us-gov have other partitions: every ARN is built from AWS::Partition."""
+    for path in ("template.yaml", "statemachines/task.asl.json"):
+        assert "arn:aws:" not in (ROOT / path).read_text(), path
+    machine = _template()["Resources"]["TaskStateMachine"]["Properties"]
+    assert machine["DefinitionSubstitutions"]["Partition"] == {"Ref": "AWS::Partition"}
+
+
+def test_every_aws_call_of_the_state_machine_retries_throttling_with_jitter() -> None:
+    states = _asl()["States"]
+    for name, state in states.items():
+        if state["Type"] != "Task":
+            continue
+        retriers = state.get("Retry", [])
+        assert retriers, f"{name} has no Retry"
+        retried = {error for r in retriers for error in r["ErrorEquals"]}
+        caught = {error for c in state.get("Catch", []) for error in c["ErrorEquals"]} - {"States.ALL"}
+        # A Retry is matched before any Catch: it must never swallow a signal or a lost race.
+        assert not retried & caught, (name, retried & caught)
+        assert not retried & {"States.ALL", "States.TaskFailed", "States.Timeout"}, name
+        assert all(r.get("JitterStrategy") == "FULL" for r in retriers), name
+        assert any("Throttl" in e or "TooManyRequests" in e for e in retried), name
+    run_tool = {error for r in states["RunTool"]["Retry"] for error in r["ErrorEquals"]}
+    assert {
+        "Lambda.TooManyRequestsException",
+        "Lambda.ClientExecutionTimeoutException",
+        "ServiceUnavailable",  # the worker's own throttled AWS calls (domain.errors)
+    } <= run_tool
+
+
+def test_worker_throttling_is_retried_for_minutes() -> None:
+    diagrams = _load_script("diagrams")
+    (throttling,) = [
+        r
+        for r in _asl()["States"]["RunTool"]["Retry"]
+        if "Lambda.TooManyRequestsException" in r["ErrorEquals"]
+    ]
+    assert "ServiceUnavailable" in throttling["ErrorEquals"]
+    assert diagrams.retry_seconds(throttling) >= 10 * 60
+    assert throttling["MaxDelaySeconds"] <= 120  # keeps trying, rather than one long sleep
+
+
+def test_names_built_from_the_stack_name_fit_any_stack_name() -> None:
+    """A stack name may have 128 characters; no name derived from it may outgrow its
+    service's limit (the state machine's is 80)."""
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+
+    longest = "s" * 128
+    types = {
+        "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
+        "AWS::Serverless::Function": "AWS::Lambda::Function",
+        "AWS::Serverless::LayerVersion": "AWS::Lambda::LayerVersion",
+    }
+    checked = 0
+    for name, resource in _template()["Resources"].items():
+        kind = types.get(resource["Type"], resource["Type"])
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", kind).schema["properties"]
+        for prop, value in resource.get("Properties", {}).items():
+            sub = value.get("Fn::Sub") if isinstance(value, dict) else None
+            if not isinstance(sub, str) or "${AWS::StackName}" not in sub:
+                continue
+            limit = schema.get(prop, {}).get("maxLength")
+            if limit is None:
+                continue
+            rendered = re.sub(r"\$\{[^}]+\}", "x", sub.replace("${AWS::StackName}", longest))
+            assert len(rendered) <= limit, f"{name}.{prop} can be {len(rendered)} > {limit} characters"
+            checked += 1
+    assert checked  # the log group names, at least
+
+
+def test_results_outlive_the_longest_task_the_template_allows() -> None:
+    """A task row lives up to its TTL after it ends (MaxTtlMs); the result object it
+    points at must not be deleted sooner, or tasks/get and tasks/result fail."""
+    from taskgate.domain.results import RETENTION_CLASSES_DAYS, RETENTION_TAG, retention_days
+
+    rules = _template()["Resources"]["ResultBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    tagged: dict[str, int] = {}
+    untagged: list[int] = []
+    for rule in rules:
+        if "ExpirationInDays" not in rule:
+            continue
+        days = rule["ExpirationInDays"]
+        assert isinstance(days, int), f"{rule['Id']}: expiration must not depend on a parameter"
+        filters = rule.get("TagFilters", [])
+        if filters:
+            ((key, value),) = ((f["Key"], f["Value"]) for f in filters)
+            assert key == RETENTION_TAG
+            tagged[value] = days
+        else:
+            untagged.append(days)
+    # One rule per class the code tags objects with, expiring after exactly that.
+    assert tagged == {f"{d}d": d for d in RETENTION_CLASSES_DAYS}
+    # The longest TTL the template accepts has a class; rules without a tag never cut it short.
+    longest = _template()["Parameters"]["MaxTtlMs"]["MaxValue"]
+    assert retention_days(longest) in RETENTION_CLASSES_DAYS
+    assert all(days >= retention_days(longest) for days in untagged)
+    for env in ("default", "dev", "prod"):
+        max_ttl = int(_deployed_parameters(env)["MaxTtlMs"])
+        assert retention_days(max_ttl) * 86_400_000 > max_ttl, env
+
+
+def test_alarm_notifications_can_be_delivered() -> None:
+    """CloudWatch alarms cannot publish to a topic encrypted with the AWS-managed
+    alias/aws/sns key; the topic's key must let cloudwatch.amazonaws.com use it."""
+    resources = _template()["Resources"]
+    topic = resources["AlarmTopic"]["Properties"]
+    key_ref = topic.get("KmsMasterKeyId")
+    if key_ref is not None:
+        assert isinstance(key_ref, dict) and "Ref" in key_ref, f"topic key {key_ref!r} is not the stack's own"
+        key = resources[key_ref["Ref"]]
+        assert key["Type"] == "AWS::KMS::Key"
+        granted = {
+            action
+            for statement in key["Properties"]["KeyPolicy"]["Statement"]
+            if statement["Effect"] == "Allow"
+            and statement["Principal"].get("Service") == "cloudwatch.amazonaws.com"
+            and not statement.get("Condition")
+            for action in statement["Action"]
+        }
+        assert {"kms:Decrypt", "kms:GenerateDataKey*"} <= granted
+    alarms = {name: r for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms
+    for name, alarm in alarms.items():
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["Properties"].get("AlarmDescription"), name
+
+
+def test_the_dashboards_log_queries_read_log_groups_the_stack_has() -> None:
+    """The functions log to the groups the template names (LoggingConfig), not to
+    /aws/lambda/<function name>: a query of the latter finds nothing."""
+    resources = _template()["Resources"]
+    body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    sources = re.findall(r"SOURCE '([^']+)'", body)
+    assert sources
+    log_groups = {name for name, r in resources.items() if r["Type"] == "AWS::Logs::LogGroup"}
+    for source in sources:
+        match = re.fullmatch(r"\$\{(\w+)\}", source)
+        assert match and match[1] in log_groups, source
+    functions_logs = {
+        r["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert {re.fullmatch(r"\$\{(\w+)\}", s)[1] for s in sources} <= functions_logs  # type: ignore[index]
+
+
+def test_the_layer_build_takes_wheels_for_every_glibc_lambda_has() -> None:
+    """pip given only manylinux2014 silently picks an older release of a package whose
+    newer wheels are tagged manylinux_2_28 or _2_34 (both load on Lambda's glibc 2.34)."""
+    from tests.lambda_platform import LAMBDA_GLIBC, platform_glibc
+
+    makefile = (ROOT / "layers" / "Makefile").read_text()
+    lines = [line for line in makefile.splitlines() if line.startswith("WHEEL_PLATFORMS")]
+    assert len(lines) == 1, "layers/Makefile must list its wheel platforms in WHEEL_PLATFORMS"
+    platforms = lines[0].split("=", 1)[1].split()
+    assert {"manylinux2014_aarch64", "manylinux_2_28_aarch64", "manylinux_2_34_aarch64"} <= set(platforms)
+    assert all((platform_glibc(p) or (9, 9)) <= LAMBDA_GLIBC for p in platforms), platforms
+    assert "$(addprefix --platform ,$(WHEEL_PLATFORMS))" in makefile
+
+
+def _conditions(params: dict[str, str]) -> dict[str, bool]:
+    """The template's Conditions, evaluated for these parameter values."""
+    conditions = _template()["Conditions"]
+    done: dict[str, bool] = {}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and "Ref" in node:
+            return params[node["Ref"]]
+        return node
+
+    def evaluate(node: Any) -> bool:
+        ((fn, args),) = node.items()
+        if fn == "Fn::Equals":
+            left, right = (value(a) for a in args)
+            return bool(str(left) == str(right))
+        if fn == "Fn::And":
+            return all(evaluate(a) for a in args)
+        if fn == "Fn::Or":
+            return any(evaluate(a) for a in args)
+        if fn == "Fn::Not":
+            return not evaluate(args[0])
+        if fn == "Condition":
+            return named(args)
+        raise AssertionError(f"cannot evaluate {fn}")
+
+    def named(name: str) -> bool:
+        if name not in done:
+            done[name] = evaluate(conditions[name])
+        return done[name]
+
+    return {name: named(name) for name in conditions}
+
+
+def test_production_authenticates_and_creates_its_own_sign_in() -> None:
+    """An open endpoint is a choice made on purpose, never the default: the template's
+    default and `sam deploy --config-env prod` sign callers in, with a user pool, an app
+    client for MCP clients and a hosted sign-in domain when no issuer is given."""
+    parameters = _template()["Parameters"]
+    assert parameters["AuthMode"]["Default"] != "NONE"
+    for env in ("default", "prod"):
+        deployed = _deployed_parameters(env)
+        assert deployed["AuthMode"] in ("JWT", "IAM"), env
+    prod = _conditions(_deployed_parameters("prod"))
+    assert prod["IsJwt"] and prod["CreateUserPool"]
+    resources = _template()["Resources"]
+    created = {name for name, r in resources.items() if r.get("Condition") == "CreateUserPool"}
+    kinds = {resources[name]["Type"] for name in created}
+    assert {
+        "AWS::Cognito::UserPool",
+        "AWS::Cognito::UserPoolClient",
+        "AWS::Cognito::UserPoolResourceServer",
+        "AWS::Cognito::UserPoolDomain",
+    } <= kinds
+    (client,) = [
+        resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPoolClient"
+    ]
+    assert client["GenerateSecret"] is False and client["AllowedOAuthFlows"] == ["code"]
+    assert client["AllowedOAuthScopes"] == ["taskgate/tasks"]
+    (pool,) = [
+        resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPool"
+    ]
+    assert pool["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
+    # Development deployments may be open, and the deploy output says so.
+    assert _conditions(_deployed_parameters("dev"))["IsOpen"]
+    warning = _template()["Outputs"]["OpenEndpointWarning"]
+    assert warning["Condition"] == "IsOpen" and "development" in warning["Description"]
+
+
+def test_mcp_clients_can_discover_sign_in() -> None:
+    """API Gateway's JWT authorizer cannot send resource_metadata in its 401, so /mcp is not
+    behind it; ApiFunction checks tokens and serves the metadata on open routes."""
+    resources = _template()["Resources"]
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::ApiGatewayV2::Route"
+    }
+    for key in ("POST /mcp", "GET /mcp", "DELETE /mcp"):
+        assert routes[key]["AuthorizationType"] == {"Fn::If": ["IsIam", "AWS_IAM", "NONE"]}, key
+        assert "AuthorizerId" not in routes[key]
+    for key in ("GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp"):
+        assert routes[key]["AuthorizationType"] == "NONE", key
+    assert not any(r["Type"] == "AWS::ApiGatewayV2::Authorizer" for r in resources.values())
+    env = resources["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    from taskgate.config import Settings
+
+    sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
+    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))}
+    assert env["OAUTH_ISSUER"]["Fn::If"][:2] == [
+        "CreateUserPool",
+        {"Fn::GetAtt": ["UserPool", "ProviderURL"]},
+    ]
+    assert env["OAUTH_TOKEN_USE"] == {"Fn::If": ["CreateUserPool", "access", ""]}

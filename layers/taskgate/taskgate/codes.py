@@ -11,6 +11,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
+# MCP 2025-11-25: resources/read of a URI that names nothing (2026-07-28 uses -32602, SEP-2164).
+RESOURCE_NOT_FOUND = -32002
 # JSON-RPC leaves -32000..-32099 to implementations; MCP has not claimed this one.
 TASK_LIMIT_REACHED = -32000
 # MCP 2026-07-28: routing headers that disagree with the body (SEP-2243).

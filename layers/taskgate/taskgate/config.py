@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # The template's ToolModules default too. The conformance fixtures come first: the
 # suite calls whichever tool is listed first, with no arguments.
 DEFAULT_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
+
+# Transport security (DNS rebinding): who may be named in Host and Origin. A host without a
+# port matches any port; "*" allows anything. Deployed, the API's own domain is allowed too.
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
 
 Positive = Annotated[int, Field(gt=0)]
 NonNegative = Annotated[int, Field(ge=0)]
@@ -60,17 +65,64 @@ class Settings(BaseModel):
     # The state a tool saves with ctx.checkpoint.
     max_checkpoint_bytes: Positive = 65_536
     max_inline_result_bytes: Positive = 262_144
+    # A task result larger than this is delivered as resource_links to its parts (a Lambda
+    # response is at most 6 MB); each part is read with resources/read.
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=4_194_304)] = 2_097_152
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
+    allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
+    # The Secrets Manager secret whose value seals a plain call's requestState (every
+    # instance must share it); unset: a key made by this process (one local server).
+    request_state_secret_arn: str = ""
+    request_state_ttl_seconds: Positive = 600
 
-    @field_validator("tool_modules", mode="before")
+    # Sign-in (template Parameter AuthMode). NONE: every caller is anonymous_owner; IAM: API
+    # Gateway checks SigV4 and names the caller; JWT: ApiFunction checks bearer tokens
+    # (taskgate/auth), publishing RFC 9728 metadata for MCP clients.
+    auth_mode: Literal["NONE", "JWT", "IAM"] = "NONE"
+    # JWT only. The canonical URL of /mcp (the tokens' audience, the metadata's resource).
+    oauth_resource: str = ""
+    # The token issuer (iss), also the authorization server the metadata names.
+    oauth_issuer: str = ""
+    # Audiences accepted besides oauth_resource (aud), and the clients whose tokens may carry
+    # no aud at all (client_id; Cognito access tokens).
+    oauth_audiences: tuple[str, ...] = ()
+    oauth_client_ids: tuple[str, ...] = ()
+    # Scopes every request needs (and the metadata's scopes_supported).
+    oauth_scopes: tuple[str, ...] = ()
+    # The issuer's JWKS; discovered from its metadata when empty.
+    oauth_jwks_uri: str = ""
+    # Cognito: "access" (its access tokens say token_use: access).
+    oauth_token_use: str = ""
+
+    @field_validator(
+        "tool_modules",
+        "allowed_hosts",
+        "allowed_origins",
+        "oauth_audiences",
+        "oauth_client_ids",
+        "oauth_scopes",
+        mode="before",
+    )
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
         return value
+
+    @model_validator(mode="after")
+    def _sign_in_is_complete(self) -> Settings:
+        if self.auth_mode == "JWT":
+            missing = [n.upper() for n in ("oauth_resource", "oauth_issuer") if not getattr(self, n)]
+            if missing:
+                raise ValueError(f"AUTH_MODE JWT needs {' and '.join(missing)}")
+            for name in ("oauth_resource", "oauth_issuer"):
+                if not str(getattr(self, name)).startswith(("https://", "http://")):
+                    raise ValueError(f"{name.upper()} must be an http(s) URL")
+        return self
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -81,6 +133,7 @@ class Settings(BaseModel):
             return cls.model_validate(values)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
+                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" if e["loc"] else e["msg"]
+                for e in exc.errors()
             )
             raise ConfigurationError(f"taskgate is misconfigured: {problems}") from None

@@ -1,24 +1,30 @@
-"""The Starlette app serving /mcp: size and JSON checks, then the MCP server."""
+"""The Starlette app serving /mcp: transport security, size and JSON checks, then the MCP server."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
+from .config import LOCAL_HOSTS, LOCAL_ORIGINS
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
 from .protocol.headers import header_problem
 from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
+from .protocol.transport_security import TransportSecurity, is_json
+
+if TYPE_CHECKING:
+    from .auth.resource import SignIn
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
@@ -44,12 +50,30 @@ def _response(reply: HttpReply) -> Response:
     return JSONResponse(reply.body, reply.status, headers=reply.headers)
 
 
+def _own_domain(request: Request) -> str | None:
+    """The domain API Gateway served this request on (its Host is then ours by definition)."""
+    event = request.scope.get("aws.event")
+    context = event.get("requestContext") if isinstance(event, dict) else None
+    domain = context.get("domainName") if isinstance(context, dict) else None
+    return domain if isinstance(domain, str) and domain else None
+
+
 def create_app(
-    server: Callable[[], McpServer], *, anonymous_owner: str, max_body_bytes: int, inline: bool = False
-) -> Starlette:
+    server: Callable[[], McpServer],
+    *,
+    anonymous_owner: str,
+    max_body_bytes: int,
+    inline: bool = False,
+    security: TransportSecurity | None = None,
+    sign_in: SignIn | None = None,
+) -> ASGIApp:
     """``inline=True`` handles requests on the event loop's thread. In Lambda one
     instance serves one request at a time, and Mangum's loop would otherwise start
-    a fresh worker thread for every request; a local server keeps the thread pool."""
+    a fresh worker thread for every request; a local server keeps the thread pool.
+    ``security``: the Host/Origin allow-lists (localhost only when not given).
+    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
+    bearer token on /mcp (taskgate/auth)."""
+    guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
         return owner_from_event(request.scope.get("aws.event"), anonymous_owner)
@@ -63,10 +87,17 @@ def create_app(
             # Before anything reads a header: bytes that are not UTF-8, MCP headers
             # that are not plain ASCII, or one sent twice (a proxy could read the other).
             return JSONResponse(failure(None, problem), 400)
+        refusal = guard.refusal(request.headers, _own_domain(request))
+        if refusal is not None:
+            return _error(403, INVALID_REQUEST, refusal)
         if request.method == "GET":
             return _response(await run(server().handle_get, request.headers, owner(request)))
         if request.method == "DELETE":
             return _response(await run(server().handle_delete, request.headers, owner(request)))
+        if not is_json(request.headers.get("content-type")):
+            return _error(
+                415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
+            )
         body = await request.body()
         if len(body) > max_body_bytes:
             return _error(413, INVALID_REQUEST, f"Request body larger than {max_body_bytes} bytes")
@@ -88,9 +119,12 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
-    return Starlette(
-        routes=[
-            Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
-            Route("/health", health, methods=["GET"]),
-        ]
-    )
+    routes = [
+        Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    if sign_in is None:
+        return Starlette(routes=routes)
+    from .auth.resource import metadata_routes
+
+    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))

@@ -69,6 +69,9 @@ def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: StepOut
     extra: dict[str, Any] = {"audit": "step_finished", "taskId": task_id, "status": status}
     if outcome.owner is not None:
         extra["owner"] = outcome.owner
+    if outcome.reason is not None:
+        # The dashboard's "tasks that failed, and why" reads this key.
+        extra["reason"] = outcome.reason
     logger.info("step finished", extra=extra)
     metric = METRIC_FOR_STATUS.get(status or "")
     # Always emit something: an empty flush is a warning and a lost data point.

@@ -7,11 +7,15 @@ made on the first use and reused; ``reset`` exists for tests and the local runti
 from __future__ import annotations
 
 import functools
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
 from .adapters.dynamodb_sessions import DynamoDBSessionStore
 from .adapters.dynamodb_store import DynamoDBTaskStore
 from .adapters.s3_blobs import S3BlobStore
+from .adapters.secrets import SecretsManagerSecret
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
@@ -21,17 +25,54 @@ from .domain.service import TaskService
 from .domain.sessions import SessionStore
 from .domain.sweeper import Sweeper
 from .domain.worker import Worker
+from .protocol.request_state import RequestStates, ephemeral_keys
 from .protocol.server import McpServer
 from .protocol.shared import AuditHook, InlineSlots, Services
+from .protocol.transport_security import TransportSecurity
 from .protocol.v2025 import Era2025
 from .protocol.v2025.streams import ResultStreams
 from .protocol.v2026 import Era2026
 from .tools.registry import ToolRegistry, registry
 
+if TYPE_CHECKING:
+    from .auth.resource import SignIn
+    from .auth.tokens import Verifier
+
 
 @functools.cache
 def settings() -> Settings:
     return Settings.from_env()
+
+
+@functools.cache
+def sign_in() -> SignIn | None:
+    """AuthMode JWT: the metadata and the token check ApiFunction serves; None otherwise.
+    Nothing here imports ``cryptography`` until the first token arrives."""
+    s = settings()
+    if s.auth_mode != "JWT":
+        return None
+    from .auth.resource import ProtectedResource, SignIn
+
+    resource = ProtectedResource(
+        resource=s.oauth_resource,
+        authorization_servers=[s.oauth_issuer],
+        scopes_supported=list(s.oauth_scopes),
+        required_scopes=list(s.oauth_scopes),
+    )
+
+    def verifier() -> Verifier:
+        from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+
+        jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
+        return JwtVerifier(
+            issuer=s.oauth_issuer,
+            audiences=[s.oauth_resource, *s.oauth_audiences],
+            jwks=jwks,
+            client_ids=s.oauth_client_ids,
+            require_token_use=s.oauth_token_use or None,
+        )
+
+    return SignIn(resource, verifier)
 
 
 @functools.cache
@@ -49,7 +90,11 @@ def results() -> ResultStore:
     bucket = settings().result_bucket
     # A client factory: most requests never touch S3, so no cold start pays for one.
     blobs = S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None
-    return ResultStore(blobs, max_inline_bytes=settings().max_inline_result_bytes)
+    return ResultStore(
+        blobs,
+        max_inline_bytes=settings().max_inline_result_bytes,
+        max_delivered_bytes=settings().max_result_response_bytes,
+    )
 
 
 @functools.cache
@@ -75,6 +120,29 @@ def limits(s: Settings) -> Limits:
 
 
 @functools.cache
+def transport_security() -> TransportSecurity:
+    return TransportSecurity(settings().allowed_hosts, settings().allowed_origins)
+
+
+def request_state_keys() -> Sequence[bytes]:
+    """The key material that seals requestState: the stack's secret, read once (on the
+    first plain call that needs it, not at every cold start); without one configured, a
+    key of this process's own (right for one local server, wrong for many instances)."""
+    arn = settings().request_state_secret_arn
+    if not arn:
+        logging.getLogger(__name__).warning(
+            "REQUEST_STATE_SECRET_ARN is not set: requestState is sealed with a per-process key"
+        )
+        return ephemeral_keys()
+    return [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()]
+
+
+@functools.cache
+def request_states() -> RequestStates:
+    return RequestStates(request_state_keys, ttl_ms=settings().request_state_ttl_seconds * 1000, clock=now_ms)
+
+
+@functools.cache
 def task_service() -> TaskService:
     return TaskService(store(), workflow(), now_ms, limits(settings()), results())
 
@@ -91,7 +159,12 @@ def build_mcp_server(
     hook: AuditHook = audit or (lambda event, fields: None)
     kept = session_store or sessions()
     services = Services(
-        tasks or task_service(), tools(), hook, s.anonymous_owner, InlineSlots(s.max_inline_calls)
+        tasks or task_service(),
+        tools(),
+        hook,
+        s.anonymous_owner,
+        InlineSlots(s.max_inline_calls),
+        request_states=request_states(),
     )
     streams = ResultStreams(
         services.tasks,
@@ -143,6 +216,20 @@ def sweeper() -> Sweeper:
 
 
 def reset() -> None:
-    for f in (settings, tools, store, results, sessions, workflow, task_service, mcp_server, worker, sweeper):
+    for f in (
+        settings,
+        sign_in,
+        tools,
+        store,
+        results,
+        sessions,
+        workflow,
+        transport_security,
+        request_states,
+        task_service,
+        mcp_server,
+        worker,
+        sweeper,
+    ):
         f.cache_clear()
     aws_clients.reset()

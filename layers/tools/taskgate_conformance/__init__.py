@@ -6,6 +6,6 @@ A package of its own, outside ``taskgate_tools``, so a deployment serves them on
 the prod environment in samconfig.toml does not). Importing it registers everything:
 one module per kind of fixture."""
 
-from . import tools
+from . import prompts, resources, tools
 
-__all__ = ["tools"]
+__all__ = ["prompts", "resources", "tools"]

@@ -1,5 +1,6 @@
-"""The deployer's tools. Importing this package registers every tool in it.
+"""The deployer's tools. Importing this package registers every tool, resource and
+prompt in it.
 
 The conformance suite's fixtures are in ``taskgate_conformance``, next to this package."""
 
-from . import migrations, reports  # noqa: F401
+from . import migrations, report_views, reports  # noqa: F401

@@ -86,6 +86,14 @@ async function openTab(page, label) {
   await page.locator('.mantine-SegmentedControl-root label').filter({ hasText: new RegExp(`^${label}$`) }).first().click();
 }
 
+async function showTasksPanel(page) {
+  // The side panel opens on "Logs" when the server declares the logging capability (taskgate
+  // does): the task cards are on its "Tasks" tab.
+  const tab = page.getByRole('tab', { name: 'Tasks', exact: true });
+  if (await tab.count()) await tab.first().click();
+  else await page.getByText('Tasks', { exact: true }).first().click();
+}
+
 async function toolNames(page) {
   const items = page.locator('[data-testid="tools-screen"] button[data-variant="listItem"]');
   await items.first().waitFor({ timeout: STEP_TIMEOUT });
@@ -241,6 +249,7 @@ async function run() {
 
     // --- 2. tools/list, then slow_compute as a task --------------------------------------
     await openTab(page, 'Tools');
+    await showTasksPanel(page);
     summary.tools = await toolNames(page);
     step('tools listed', { count: summary.tools.length });
 
@@ -364,6 +373,7 @@ async function run() {
     step('connected', { protocol: '2026-07-28' });
 
     await openTab(page, 'Tools');
+    await showTasksPanel(page);
     summary.toolsModern = await toolNames(page);
     await selectTool(page, 'confirm_delete');
     await page.getByRole('textbox', { name: 'Filename', exact: true }).fill('report.csv');

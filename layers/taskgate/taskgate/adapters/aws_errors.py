@@ -43,6 +43,7 @@ RETRYABLE_CODES = frozenset(
         "InternalFailure",
         "InternalServerError",
         "InternalServerException",
+        "InternalServiceError",
         "ServiceUnavailable",
         "ServiceUnavailableException",
         "ServiceException",

@@ -6,6 +6,7 @@ These items carry no ``ownerId`` attribute, so the owner index never sees them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -49,6 +50,11 @@ class DynamoDBSessionStore:
                 "sessionOwner": _s(session.owner),
                 "protocolVersion": _s(session.protocol_version),
                 "expiresAt": _expires(session.expires_at_ms),
+                **(
+                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    if session.capabilities is not None
+                    else {}
+                ),
             },
             ConditionExpression="attribute_not_exists(taskId)",
         )
@@ -67,11 +73,30 @@ class DynamoDBSessionStore:
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
             expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            capabilities=json.loads(item["clientCapabilities"]["S"])
+            if "clientCapabilities" in item
+            else None,
+            log_level=item["logLevel"]["S"] if "logLevel" in item else None,
         )
 
     @translating
     def delete_session(self, session_id: str) -> None:
         self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
+        self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
+
+    @translating
+    def set_log_level(self, session_id: str, level: str) -> None:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"session#{session_id}")},
+                UpdateExpression="SET logLevel = :level",
+                ConditionExpression="attribute_exists(taskId)",
+                ExpressionAttributeValues={":level": _s(level)},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
 
     @translating
     def create_stream(self, stream: StreamState) -> None:
@@ -140,6 +165,96 @@ class DynamoDBSessionStore:
         )
         return item["callTaskId"]["S"] if item else None
 
+    # -- resource subscriptions: one item per session, a map keyed by a hash of the URI
+    # (map keys are attribute names; a URI may be longer or stranger than one should be).
+
+    def _subs_key(self, session_id: str) -> dict[str, Any]:
+        return {"taskId": _s(f"subs#{session_id}")}
+
+    @translating
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        item = self._live(
+            self._ddb.get_item(
+                TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+            ).get("Item")
+        )
+        if item is None:
+            return {}
+        entries = item.get("subs", {}).get("M", {}).values()
+        return {e["M"]["u"]["S"]: e["M"]["v"]["S"] for e in entries}
+
+    @translating
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        entry = {"M": {"u": _s(uri), "v": _s(version)}}
+        for _ in range(3):
+            try:
+                self._ddb.update_item(
+                    TableName=self._table,
+                    Key=self._subs_key(session_id),
+                    UpdateExpression="SET subs.#k = :e, expiresAt = :x",
+                    ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
+                    ExpressionAttributeNames={"#k": _uri_key(uri)},
+                    ExpressionAttributeValues={
+                        ":e": entry,
+                        ":x": _expires(expires_at_ms),
+                        ":limit": _n(limit),
+                    },
+                )
+                return True
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+            if self.subscriptions(session_id):
+                return False  # the item exists, so the limit refused it
+            try:
+                self._ddb.put_item(
+                    TableName=self._table,
+                    Item={
+                        **self._subs_key(session_id),
+                        "kind": _s("subscriptions"),
+                        "subs": {"M": {_uri_key(uri): entry}},
+                        "expiresAt": _expires(expires_at_ms),
+                    },
+                    ConditionExpression="attribute_not_exists(taskId)",
+                )
+                return True
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+            # Another request created the item first: add to it.
+        return False
+
+    @translating
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._subs_key(session_id),
+                UpdateExpression="REMOVE subs.#k",
+                ConditionExpression="attribute_exists(subs)",
+                ExpressionAttributeNames={"#k": _uri_key(uri)},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    @translating
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._subs_key(session_id),
+                UpdateExpression="SET subs.#k.v = :now",
+                ConditionExpression="subs.#k.v = :seen",
+                ExpressionAttributeNames={"#k": _uri_key(uri)},
+                ExpressionAttributeValues={":now": _s(now), ":seen": _s(seen)},
+            )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
     def _stream_item(self, stream: StreamState) -> dict[str, Any]:
         item: dict[str, Any] = {
             "taskId": _s(f"stream#{stream.stream_id}"),
@@ -155,3 +270,7 @@ class DynamoDBSessionStore:
             "hidesTask": {"BOOL": stream.hides_task},
         }
         return item
+
+
+def _uri_key(uri: str) -> str:
+    return "u" + hashlib.sha256(uri.encode()).hexdigest()[:40]

@@ -6,9 +6,11 @@ Item layout (attribute: type):
   pollIntervalMs N · expiresAt N(epoch s, the table's TTL attribute) ·
   inputRequests M(key -> S JSON) · inputResponses M(key -> S JSON) ·
   taskToken S · result S(JSON) · error S(JSON) · outcome S · checkpoint S(JSON) ·
-  retentionMs N · resultRef S (results kept in S3) · activeOwner S (only while
-  the task is active: the sparse ``byActive`` index lists exactly the live tasks) ·
-  answerBytes N (what inputResponses holds, kept by the answer writes' conditions)
+  retentionMs N · resultRef S (results kept in S3) · clientCapabilities S(JSON) ·
+  activeOwner S (only while the task is active: the sparse ``byActive`` index lists
+  exactly the live tasks) · historyEvents N (the execution's history used so far,
+  domain/history.py) · answerBytes N (what inputResponses holds, kept by the
+  answer writes' conditions)
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
-from ..domain.errors import TaskAlreadyExists, TransitionRejected
+from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import map_size
 from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
 from .aws_errors import error_code, translate, translated
@@ -59,6 +63,22 @@ def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
 
 OWNER_INDEX = "byOwner"
 ACTIVE_INDEX = "byActive"
+# What record_from_item needs for a task's lifecycle, without its payloads.
+_LIFECYCLE_ATTRIBUTES = (
+    "taskId",
+    "ownerId",
+    "tool",
+    "status",
+    "createdAt",
+    "lastUpdatedAt",
+    "ttlMs",
+    "retentionMs",
+    "pollIntervalMs",
+    "expiresAt",
+    "statusMessage",
+    "outcome",
+    "historyEvents",
+)
 
 
 def _alive_values(alive: Expiry) -> dict[str, Any]:
@@ -66,6 +86,13 @@ def _alive_values(alive: Expiry) -> dict[str, Any]:
 
 
 _KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
+
+
+def _counting(expression: str, history_events: int) -> tuple[str, dict[str, Any]]:
+    """``expression`` that also adds ``history_events`` to the task's count, in the same write."""
+    if history_events <= 0:
+        return expression, {}
+    return f"{expression} ADD historyEvents :events", {":events": _n(history_events)}
 
 
 def _encode_cursor(key: dict[str, Any]) -> str:
@@ -135,6 +162,8 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         checkpoint=j("checkpoint"),
         progress_token=j("progressToken"),
         result_ref=s("resultRef"),
+        client_capabilities=j("clientCapabilities"),
+        history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
     )
 
 
@@ -177,6 +206,8 @@ class DynamoDBTaskStore:
             item["statusMessage"] = _s(record.status_message)
         if record.progress_token is not None:
             item["progressToken"] = _s(_dumps(record.progress_token))
+        if record.client_capabilities is not None:
+            item["clientCapabilities"] = _s(_dumps(record.client_capabilities))
         try:
             self._ddb.put_item(
                 TableName=self._table,
@@ -268,23 +299,58 @@ class DynamoDBTaskStore:
         return count
 
     def list_active(self) -> list[str]:
-        """Ids of every task the active index holds (the sweeper's worklist)."""
-        ids: list[str] = []
+        """Ids of every task the active index holds."""
+        return [task_id for page in self.active_pages() for task_id in page]
+
+    def active_pages(self) -> Iterator[list[str]]:
+        """The active index a Scan page at a time (up to 1 MB of keys: thousands of ids)."""
         scan: dict[str, Any] = {"TableName": self._table, "IndexName": ACTIVE_INDEX}
         while True:
             with translated():
                 page = self._ddb.scan(**scan)
-            ids += [item["taskId"]["S"] for item in page.get("Items", [])]
+            yield [item["taskId"]["S"] for item in page.get("Items", [])]
             if "LastEvaluatedKey" not in page:
-                return ids
+                return
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        """One BatchGetItem (and its unprocessed keys again, with backoff) for up to 100
+        tasks, reading only what a task's lifecycle needs: a row may hold 256 KB of
+        arguments, which the sweeper never looks at."""
+        if len(task_ids) > 100:
+            raise ValueError("at most 100 tasks per read")
+        keys = [self._key(task_id) for task_id in dict.fromkeys(task_ids) if task_id and "#" not in task_id]
+        names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
+        request = {
+            "ConsistentRead": True,
+            "ProjectionExpression": ", ".join(names),
+            "ExpressionAttributeNames": names,
+        }
+        records: list[TaskRecord] = []
+        for attempt in range(8):
+            if not keys:
+                break
+            if attempt:
+                time.sleep(min(2.0, 0.05 * 2**attempt))
+            with translated():
+                resp = self._ddb.batch_get_item(RequestItems={self._table: {"Keys": keys, **request}})
+            records += [record_from_item(item) for item in resp.get("Responses", {}).get(self._table, [])]
+            keys = resp.get("UnprocessedKeys", {}).get(self._table, {}).get("Keys", [])
+        if keys:
+            raise ServiceUnavailable(f"DynamoDB left {len(keys)} keys unprocessed")
+        return records
+
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
         """Store the questions while still working; the state machine's park write
         then flips the status and adds the task token."""
+        expression, counted = _counting(
+            f"SET inputRequests = :requests, lastUpdatedAt = :now, {_KEEP_ALIVE}", history_events
+        )
         self._update(
             task_id,
-            UpdateExpression=f"SET inputRequests = :requests, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            UpdateExpression=expression,
             ConditionExpression="#status = :working",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -292,13 +358,19 @@ class DynamoDBTaskStore:
                 ":now": _t(now_ms),
                 ":working": _s("working"),
                 **_alive_values(alive),
+                **counted,
             },
         )
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        expression, counted = _counting(
+            f"SET checkpoint = :c, lastUpdatedAt = :now, {_KEEP_ALIVE}", history_events
+        )
         self._update(
             task_id,
-            UpdateExpression=f"SET checkpoint = :c, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            UpdateExpression=expression,
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -306,6 +378,7 @@ class DynamoDBTaskStore:
                 ":now": _t(now_ms),
                 **_ACTIVE,
                 **_alive_values(alive),
+                **counted,
             },
         )
 

@@ -65,3 +65,12 @@ class ServerBusy(ServiceUnavailable):
 class DependencyFailure(TaskgateError):
     """A dependency refused for good (access denied, validation, a missing object):
     retrying the same request cannot help."""
+
+
+class ResultUnavailable(DependencyFailure):
+    """A finished task's result is no longer where it was stored (the object expired or
+    was deleted): the client is told so, once, rather than to retry."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__("The task's result is no longer stored; it cannot be returned")
+        self.task_id = task_id

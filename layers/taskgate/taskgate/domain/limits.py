@@ -55,6 +55,7 @@ def row_size(record: TaskRecord) -> int:
         + (json_size(record.checkpoint) if record.checkpoint is not None else 0)
         + (len(record.status_message.encode()) if record.status_message else 0)
         + (json_size(record.progress_token) if record.progress_token is not None else 0)
+        + (json_size(record.client_capabilities) if record.client_capabilities is not None else 0)
         + (json_size(record.result) if record.result is not None else 0)
         + (json_size(record.error) if record.error is not None else 0)
     )

@@ -73,6 +73,11 @@ class TaskRecord:
     progress_token: str | int | None = None
     # Results too large for the row live in the result bucket under this key.
     result_ref: str | None = None
+    # What the client declared it can answer (elicitation, sampling, roots): a tool never
+    # asks for anything else. None: not recorded (rows written before it was), anything goes.
+    client_capabilities: dict[str, Any] | None = None
+    # What the execution's history holds so far, as counted by the worker (domain/history.py).
+    history_events: int = 0
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms

@@ -7,6 +7,7 @@ in-memory fakes (tests/fakes.py) that honour the same transition table.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
@@ -33,14 +34,28 @@ class TaskStore(Protocol):
     def list_active(self) -> list[str]:
         """Ids of all live tasks."""
 
+    def active_pages(self) -> Iterator[list[str]]:
+        """Ids of all live tasks, a page at a time as the store reads them."""
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        """Strongly consistent reads of up to 100 tasks (missing ones left out), without
+        their payloads (arguments, result, checkpoint, questions and answers): for the
+        sweeper, which judges tasks by their status and times."""
+
     def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
         """Set statusMessage while working; raise TransitionRejected otherwise."""
 
-    def ask(self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry) -> None:
-        """Store outstanding questions while working; raise TransitionRejected otherwise."""
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        """Store outstanding questions while working, and add ``history_events`` to the
+        task's count (domain/history.py); raise TransitionRejected otherwise."""
 
-    def save_checkpoint(self, task_id: str, state: Any, now_ms: int, alive: Expiry) -> None:
-        """Persist a tool checkpoint while active; raise TransitionRejected otherwise."""
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        """Persist a tool checkpoint while active, adding ``history_events`` to the task's
+        count; raise TransitionRejected otherwise."""
 
     def finish(
         self,
@@ -101,9 +116,15 @@ class Workflow(Protocol):
 
 
 class BlobStore(Protocol):
-    def put(self, key: str, data: bytes) -> None: ...
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
+        """Store ``data``; the store may delete it ``keep_days`` days after, not sooner."""
 
-    def get(self, key: str) -> bytes: ...
+    def get(self, key: str) -> bytes:
+        """The data; raise KeyError when nothing is stored under ``key`` (any more)."""
+
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        """Up to ``length`` (>= 1) bytes from ``start``, and the object's whole size;
+        no bytes when ``start`` is at or past the end. KeyError when nothing is stored."""
 
     def delete(self, key: str) -> None: ...
 

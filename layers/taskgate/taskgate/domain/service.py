@@ -24,7 +24,7 @@ from .errors import (
 from .limits import Limits
 from .model import TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
-from .results import ResultStore
+from .results import ResultPart, ResultStore
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ class TaskService:
         requested_ttl_ms: int | None = None,
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
+        client_capabilities: dict[str, Any] | None = None,
     ) -> TaskRecord:
         self.limits.check_arguments(arguments)
         # Answers carried by the call (2026: a tools/call's inputResponses) and the
@@ -99,6 +100,7 @@ class TaskService:
             expires_at_ms=now + ttl,
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
+            client_capabilities=client_capabilities,
         )
         self.limits.check_row(record)
         # Write-through: the row is durable before anyone can learn the id.
@@ -126,6 +128,11 @@ class TaskService:
     def with_result(self, record: TaskRecord) -> TaskRecord:
         """``record`` with its result in hand: for the paths that return one."""
         return self._results.attach(record)
+
+    def result_part(self, owner: str, task_id: str, part: int) -> ResultPart | None:
+        """Part ``part`` of the owner's finished task's result (a result too large for
+        one response is read this way); None when there is no such part."""
+        return self._results.read_part(self.get(owner, task_id), part)
 
     def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
         """The owner's live tasks, newest first; expired rows are skipped like missing ones."""

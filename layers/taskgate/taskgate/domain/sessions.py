@@ -23,6 +23,11 @@ class Session:
     owner: str
     protocol_version: str
     expires_at_ms: int
+    # What the client declared in initialize: the server never asks it for anything else.
+    # None: not recorded (a session opened before they were), and nothing is refused.
+    capabilities: dict[str, Any] | None = None
+    # logging/setLevel: the least severe level of notifications/message it wants (None: all).
+    log_level: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,9 @@ class SessionStore(Protocol):
 
     def delete_session(self, session_id: str) -> None: ...
 
+    def set_log_level(self, session_id: str, level: str) -> None:
+        """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
+
     def create_stream(self, stream: StreamState) -> None: ...
 
     def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
@@ -68,3 +76,20 @@ class SessionStore(Protocol):
 
     def find_call(self, key: str) -> str | None:
         """The task a plain call became, if it did and that is still remembered."""
+
+    # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
+
+    def subscriptions(self, session_id: str) -> dict[str, str]:
+        """URI → the version last reported to the session ("" when it did not exist)."""
+        ...
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        """Add (or refresh) a subscription; False when the session already has ``limit``."""
+        ...
+
+    def unsubscribe(self, session_id: str, uri: str) -> None: ...
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        """Record that ``now`` was reported, if the stored version is still ``seen``;
+        False when another stream got there first (or the subscription is gone)."""
+        ...

@@ -40,7 +40,8 @@ _PARKED = frozenset({TaskStatus.INPUT_REQUIRED})
 TRANSITIONS: dict[Op, Transition] = {
     Op.PROGRESS: Transition(_WORKING, None),
     Op.ASK: Transition(_WORKING, None),
-    Op.PARK: Transition(_WORKING, TaskStatus.INPUT_REQUIRED),
+    # From input_required too: a retried park (its first write may have landed) replaces the token.
+    Op.PARK: Transition(ACTIVE, TaskStatus.INPUT_REQUIRED),
     Op.ANSWER: Transition(_PARKED, None),
     Op.RESUME: Transition(_PARKED, TaskStatus.WORKING),
     Op.CHECKPOINT: Transition(ACTIVE, None),

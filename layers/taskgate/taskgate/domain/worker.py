@@ -28,9 +28,12 @@ from ..tools.context import (
     TaskYield,
     ToolContext,
 )
+from ..tools.input import ClientCapabilities
+from ..tools.peer import Peer
 from ..tools.registry import ToolRegistry
+from . import history
 from .ending import TaskEnder
-from .errors import PayloadTooLarge, TransitionRejected
+from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
 from .limits import MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
@@ -66,6 +69,8 @@ class StepOutcome:
     owner: str | None = None
     # Creation to the end this step wrote, for the time-to-terminal metric.
     age_ms: int | None = None
+    # Why the task failed (its statusMessage), when this step failed it.
+    reason: str | None = None
 
     def raise_signal(self) -> None:
         """Leave RunTool through its Catch rules when the execution must park or loop."""
@@ -94,6 +99,7 @@ class _StoreControl:
         clock: Clock,
         remaining_ms: Callable[[], int] | None,
         yield_margin_ms: int,
+        retries: int,
         limits: Limits,
     ) -> None:
         self._store = store
@@ -103,6 +109,7 @@ class _StoreControl:
         self._clock = clock
         self._remaining_ms = remaining_ms
         self._yield_margin_ms = yield_margin_ms
+        self._retries = retries
         # Clients poll no faster than pollIntervalMs, so a message written more
         # often is never seen; each skipped write is a DynamoDB write not paid for.
         self._min_interval = record.poll_interval_ms / 1000
@@ -131,12 +138,18 @@ class _StoreControl:
         if size > room:
             raise CheckpointTooLarge(size, room)
         at = self._clock()
+        # Decided before the write, so that the write which sends the execution round
+        # again also counts what that round adds to its history.
+        yielding = self._remaining_ms is not None and self._remaining_ms() < self._yield_margin_ms
+        events = history.events_for_continue(self._retries) if yielding else 0
         try:
-            self._store.save_checkpoint(self._record.task_id, state, at, self._record.kept_alive(at))
+            self._store.save_checkpoint(
+                self._record.task_id, state, at, self._record.kept_alive(at), history_events=events
+            )
         except TransitionRejected as exc:
             raise TaskCancelled(self._record.task_id) from exc
         self.row = dataclasses.replace(self.row, checkpoint=state)
-        if self._remaining_ms is not None and self._remaining_ms() < self._yield_margin_ms:
+        if yielding:
             raise TaskYield(self._record.task_id)
 
 
@@ -151,6 +164,7 @@ class Worker:
         limits: Limits,
         max_runtime_ms: int,
         yield_margin_ms: int,
+        history_budget: int = history.HISTORY_BUDGET,
     ) -> None:
         self._store = store
         self._limits = limits
@@ -160,34 +174,52 @@ class Worker:
         self._ender = TaskEnder(store, None, clock)
         self._max_runtime_ms = max_runtime_ms
         self._yield_margin_ms = yield_margin_ms
+        self._history_budget = history_budget
 
-    def run_step(self, task_id: str, remaining_ms: Callable[[], int] | None = None) -> StepOutcome:
+    def run_step(
+        self, task_id: str, remaining_ms: Callable[[], int] | None = None, *, retries: int = 0
+    ) -> StepOutcome:
+        """``retries``: how many attempts of this step Step Functions already retried
+        (``$$.State.RetryCount``); they count against the execution's history.
+
+        AWS trouble (``ServiceUnavailable``: throttling, a 5xx, no connection) is raised,
+        not recorded: the state machine retries the step with backoff and jitter, and
+        fails the task only when that runs out."""
         contexts: list[ToolContext] = []
         try:
-            return self._run_step(task_id, remaining_ms, contexts)
+            return self._run_step(task_id, remaining_ms, retries, contexts)
         finally:
             for ctx in contexts:
                 ctx.close()  # the step's scratch directory goes with it, however it ended
 
     def _run_step(
-        self, task_id: str, remaining_ms: Callable[[], int] | None, contexts: list[ToolContext]
+        self,
+        task_id: str,
+        remaining_ms: Callable[[], int] | None,
+        retries: int,
+        contexts: list[ToolContext],
     ) -> StepOutcome:
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
             return _NOTHING
         if self._max_runtime_ms and self._clock() - record.created_at_ms > self._max_runtime_ms:
             return self._fail(record, INTERNAL_ERROR, "The task exceeded its maximum run time.")
+        if record.history_events >= self._history_budget:
+            message = history.exhausted_message(record.history_events, self._history_budget)
+            return self._fail(record, INTERNAL_ERROR, message)
         tool = self._tools.get(record.tool)
         if tool is None:
             return self._fail(record, INVALID_PARAMS, f"Unknown tool: {record.tool}")
         control = _StoreControl(
-            self._store, record, self._clock, remaining_ms, self._yield_margin_ms, self._limits
+            self._store, record, self._clock, remaining_ms, self._yield_margin_ms, retries, self._limits
         )
         ctx = ToolContext(
             task_id=task_id,
             answers=record.input_responses,
             state=record.checkpoint,
             control=control,
+            # A task has no response stream: progress is its statusMessage, logs go to our log.
+            peer=Peer(capabilities=ClientCapabilities(record.client_capabilities)),
             owner=record.owner,
         )
         contexts.append(ctx)
@@ -200,8 +232,9 @@ class Worker:
                     record, INTERNAL_ERROR, f"The tool's questions are {size} bytes; the limit is {room}."
                 )
             at = self._clock()
+            events = history.events_for_question_round(retries)
             try:
-                self._store.ask(task_id, need.requests, at, record.kept_alive(at))
+                self._store.ask(task_id, need.requests, at, record.kept_alive(at), history_events=events)
             except TransitionRejected:
                 return _NOTHING  # cancelled while the tool ran: never park
             return StepOutcome(StepKind.INPUT_REQUIRED)
@@ -209,6 +242,10 @@ class Worker:
             return StepOutcome(StepKind.CONTINUE)
         except TaskCancelled:
             return _NOTHING
+        except ServiceUnavailable:
+            # From the tool's context (a throttled progress or checkpoint write) or from
+            # an adapter the tool uses: the step is retried, the task is not failed.
+            raise
         except ProtocolError as exc:
             return self._fail(record, exc.code, f"Tool execution failed: {exc.message}", exc.to_error())
         except ValidationError as exc:
@@ -226,7 +263,7 @@ class Worker:
         try:
             # Beside the result, the row keeps what it holds now (arguments, answers,
             # checkpoint, status message): it goes to the bucket unless all fit.
-            placed = self._results.place(record.task_id, result, row_size(row))
+            placed = self._results.place(record.task_id, result, row_size(row), keep_ms=record.retention_ms)
         except PayloadTooLarge as exc:
             return self._fail(record, INTERNAL_ERROR, f"{exc} and no result bucket is configured")
         now = self._clock()
@@ -251,8 +288,8 @@ class Worker:
     ) -> StepOutcome:
         if not self._ender.fail(record, message, code=code, error=error):
             return _NOTHING
-        return self._ended(record, TaskStatus.FAILED, self._clock())
+        return self._ended(record, TaskStatus.FAILED, self._clock(), message)
 
     @staticmethod
-    def _ended(record: TaskRecord, status: TaskStatus, now_ms: int) -> StepOutcome:
-        return StepOutcome(StepKind.FINISHED, status, record.owner, now_ms - record.created_at_ms)
+    def _ended(record: TaskRecord, status: TaskStatus, now_ms: int, reason: str | None = None) -> StepOutcome:
+        return StepOutcome(StepKind.FINISHED, status, record.owner, now_ms - record.created_at_ms, reason)

@@ -40,8 +40,13 @@ def main() -> None:
         wiring.mcp_server,
         anonymous_owner=settings.anonymous_owner,
         max_body_bytes=settings.max_body_bytes,
+        security=wiring.transport_security(),
+        # AUTH_MODE=JWT with OAUTH_ISSUER, OAUTH_RESOURCE…: real bearer tokens, as deployed.
+        sign_in=wiring.sign_in(),
     )
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
+    if tokens and settings.auth_mode == "JWT":
+        raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE=JWT exclude each other")
     served = DevAuthMiddleware(app, parse_tokens(tokens)) if tokens else app
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))

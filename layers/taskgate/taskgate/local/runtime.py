@@ -12,6 +12,7 @@ import importlib.util
 import io
 import json
 import os
+import secrets
 import time
 import zipfile
 from pathlib import Path
@@ -25,6 +26,7 @@ REGION = "us-east-1"
 TABLE_NAME = "taskgate-tasks"
 RESULT_BUCKET = "taskgate-results-local"
 STATE_MACHINE_NAME = "taskgate-task"
+REQUEST_STATE_SECRET = "taskgate-request-state"
 WORKER_NAME = "taskgate-worker"
 
 TABLE_DEFINITION: dict[str, Any] = {
@@ -115,6 +117,7 @@ class EmbeddedAws:
         self.root = root or repo_root()
         self.table_name = TABLE_NAME
         self.state_machine_arn = ""
+        self.request_state_secret_arn = ""
         self._mock: Any = None
         self._worker: ModuleType | None = None
 
@@ -132,6 +135,7 @@ class EmbeddedAws:
         os.environ["TASK_TABLE"] = self.table_name
         os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
         os.environ["RESULT_BUCKET"] = RESULT_BUCKET
+        os.environ["REQUEST_STATE_SECRET_ARN"] = self.request_state_secret_arn
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
         return self
@@ -162,6 +166,11 @@ class EmbeddedAws:
             TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         )
         boto3.client("s3", region_name=REGION).create_bucket(Bucket=RESULT_BUCKET)
+        # Like the stack's RequestStateSecret: a random value of this runtime's own, read
+        # through the same adapter as in Lambda.
+        self.request_state_secret_arn = boto3.client("secretsmanager", region_name=REGION).create_secret(
+            Name=REQUEST_STATE_SECRET, SecretString=secrets.token_urlsafe(48)
+        )["ARN"]
         iam = boto3.client("iam", region_name=REGION)
         role_arn = iam.create_role(
             RoleName="taskgate-local",
@@ -178,7 +187,12 @@ class EmbeddedAws:
             Code={"ZipFile": archive.getvalue()},
         )["FunctionArn"]
         definition = (self.root / "statemachines" / "task.asl.json").read_text()
-        for name, value in {"WorkerFunctionArn": worker_arn, "TaskTableName": self.table_name}.items():
+        substitutions = {
+            "WorkerFunctionArn": worker_arn,
+            "TaskTableName": self.table_name,
+            "Partition": "aws",
+        }
+        for name, value in substitutions.items():
             definition = definition.replace("${" + name + "}", value)
         self.state_machine_arn = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
             name=STATE_MACHINE_NAME, definition=definition, roleArn=role_arn, type="STANDARD"

@@ -37,6 +37,12 @@ class Call:
     owner: str
     headers: Mapping[str, str]
     request: Request | None = None
+    # Notifications the handler emitted for this request (progress, log messages): they go
+    # before the response on an SSE reply, when the client accepts one.
+    emitted: list[dict[str, Any]] = field(default_factory=list)
+
+    def emit(self, notification: dict[str, Any]) -> None:
+        self.emitted.append(notification)
 
     @property
     def meta(self) -> dict[str, Any]:

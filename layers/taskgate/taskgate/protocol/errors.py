@@ -16,6 +16,7 @@ from ..domain.errors import (
     DependencyFailure,
     InvalidCursor,
     PayloadTooLarge,
+    ResultUnavailable,
     ServerBusy,
     ServiceUnavailable,
     TaskgateError,
@@ -69,6 +70,8 @@ DOMAIN_ERRORS: dict[type[TaskgateError], tuple[int, str]] = {
     PayloadTooLarge: (INVALID_PARAMS, "Invalid params: "),
     TooManyActiveTasks: (TASK_LIMIT_REACHED, ""),
     DependencyFailure: (INTERNAL_ERROR, "Internal error: "),
+    # Permanent, and said plainly: retrying cannot bring a deleted result back.
+    ResultUnavailable: (INTERNAL_ERROR, ""),
 }
 
 

@@ -67,19 +67,6 @@ def header_problem(raw: list[tuple[bytes, bytes]]) -> RpcError | None:
     return None
 
 
-def _decoded(value: str) -> str | None:
-    """A header value as the client meant it: Base64-decoded when it says so (SEP-2243);
-    None when it says so but is not valid Base64 of UTF-8."""
-    value = value.strip()
-    encoded = _BASE64.fullmatch(value)
-    if not encoded:
-        return value
-    try:
-        return base64.b64decode(encoded.group(1), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
 def check_routing_headers(headers: Mapping[str, str], request: Request, field: str | None) -> None:
     """``field``: the params field ``Mcp-Name`` mirrors for this method (the
     method's registry entry says which), or None."""
@@ -92,8 +79,20 @@ def check_routing_headers(headers: Mapping[str, str], request: Request, field: s
         name = headers.get("mcp-name")
         if name is None:
             raise _mismatch(f"the Mcp-Name header is required for {request.method}")
-        if _decoded(name) != request.params[field]:
+        if _decoded(name.strip(), "Mcp-Name") != request.params[field]:
             raise _mismatch(f"Mcp-Name does not match params.{field}")
+
+
+def _decoded(raw: str, header: str) -> str:
+    """A header value, with the Base64 sentinel form (``=?base64?…?=``) decoded: how a
+    value that is not plain ASCII (a URI with non-ASCII characters) travels."""
+    encoded = _BASE64.fullmatch(raw)
+    if not encoded:
+        return raw
+    try:
+        return base64.b64decode(encoded.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError) as exc:
+        raise _mismatch(f"{header} is not valid Base64") from exc
 
 
 def _header_value(value: Any) -> str:
@@ -115,8 +114,6 @@ def check_param_headers(
         raw = headers.get(header)
         if raw is None:
             raise _mismatch(f"the Mcp-Param-{schema['x-mcp-header']} header is required")
-        value = _decoded(raw)
-        if value is None:
-            raise _mismatch(f"Mcp-Param-{schema['x-mcp-header']} is not valid Base64")
-        if value != _header_value(arguments[prop]):
+        raw = _decoded(raw.strip(), f"Mcp-Param-{schema['x-mcp-header']}")
+        if raw != _header_value(arguments[prop]):
             raise _mismatch(f"Mcp-Param-{schema['x-mcp-header']} does not match arguments.{prop}")

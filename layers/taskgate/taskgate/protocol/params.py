@@ -7,7 +7,7 @@ on first use, not at import: most cold starts serve one method.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -50,12 +50,18 @@ class ToolCall(Params):
     arguments: dict[str, Any] | None = None
     # 2025-11-25: run as a task.
     task: TaskRequest | None = None
-    # 2026-07-28: answers to questions asked by an earlier round (MRTR).
+    # 2026-07-28: answers to questions asked by an earlier round (MRTR), and the sealed
+    # state that round handed out, echoed.
     inputResponses: dict[Key, Any] | None = None
+    requestState: str | None = None
 
     def progress_token(self) -> str | int | None:
         token = (self.meta or {}).get("progressToken")
         return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+
+class SetLevel(Params):
+    level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
 class Initialize(Params):

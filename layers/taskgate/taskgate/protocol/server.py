@@ -13,6 +13,7 @@ from typing import Any
 
 from ..codes import INTERNAL_ERROR
 from ..domain.errors import TaskgateError, TaskNotFound, TooManyActiveTasks
+from . import sse
 from .era import Call, Era, HttpReply
 from .errors import Retryable, RpcError, TransportRejection, from_domain
 from .jsonrpc import ClientResponse, failure, parse_message, request_id, success
@@ -52,6 +53,8 @@ class McpServer:
             result = era.dispatch(call)
             if isinstance(result, HttpReply):
                 return result
+            if call.emitted and sse.accepts(headers):
+                return sse.reply([*call.emitted, success(message.id, result)])
             return HttpReply(200, success(message.id, result))
         except Exception as exc:
             return self._error(exc, era, call, msg_id)

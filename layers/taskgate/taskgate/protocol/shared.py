@@ -9,20 +9,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from .. import __version__
+from ..clock import now_ms
 from ..codes import INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
+from ..tools import prompts as _prompts
+from ..tools import resources as _resources
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
+from ..tools.peer import Peer
+from ..tools.prompts import PromptRegistry
 from ..tools.registry import Tool, ToolRegistry
+from ..tools.resources import ResourceRegistry
 from .era import Call, validation_data
 from .errors import RpcError
+from .request_state import NOTHING, Carried, RequestStates, ephemeral_keys
 
 SERVER_NAME = "taskgate"
 
@@ -65,6 +72,14 @@ class Services:
     audit: AuditHook
     anonymous_owner: str
     inline: InlineSlots
+    # What the modules in ToolModules registered beside their tools.
+    resources: ResourceRegistry = field(default_factory=lambda: _resources.registry)
+    prompts: PromptRegistry = field(default_factory=lambda: _prompts.registry)
+    # Seals a plain call's requestState (2026-07-28); the composition root gives it the
+    # stack's key, anything else a per-process one.
+    request_states: RequestStates = field(
+        default_factory=lambda: RequestStates(ephemeral_keys, ttl_ms=600_000, clock=now_ms)
+    )
 
 
 def resolve_tool(
@@ -115,15 +130,57 @@ class Prepared:
     carried: dict[str, Any]
 
 
-def run_prepare(found: Tool, arguments: dict[str, Any], answers: dict[str, Any]) -> Prepared:
+def run_round(
+    services: Services,
+    call: Call,
+    found: Tool,
+    arguments: dict[str, Any],
+    answers: dict[str, Any],
+    carried: Carried,
+    peer: Peer,
+) -> dict[str, Any]:
+    """One round of a plain call that may ask (2026-07-28 MRTR): the tool runs with the
+    answers of every round so far; when it asks again and has something to carry (answers
+    already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult`` gets a sealed
+    ``requestState`` for the next round to echo."""
+    ctx = ToolContext(
+        answers={**answers, **carried.answers}, state=carried.state, peer=peer, owner=call.owner
+    )
+    result = run_inline(found, arguments, ctx, services.inline)
+    if result.get("resultType") == "input_required":
+        keep = Carried(ctx.carried(), ctx.state)
+        if not keep.empty:
+            result["requestState"] = services.request_states.seal(
+                keep, owner=call.owner, method=call.method, target=found.name, arguments=arguments
+            )
+    return result
+
+
+def open_state(
+    services: Services, call: Call, target: str, arguments: dict[str, Any], token: str | None
+) -> Carried:
+    """What an echoed ``requestState`` carries, or -32602 if it is not one this server
+    sealed for this caller and this request, unexpired."""
+    if token is None:
+        return NOTHING
+    return services.request_states.open(
+        token, owner=call.owner, method=call.method, target=target, arguments=arguments
+    )
+
+
+def run_prepare(
+    found: Tool, arguments: dict[str, Any], answers: dict[str, Any], peer: Peer | None = None
+) -> Prepared:
     """Run a tool's ``prepare`` step, which asks before any task exists."""
     if found.prepare is None:
         return Prepared(None, {})
-    ctx = ToolContext(answers=answers)
+    ctx = ToolContext(answers=answers, peer=peer)
     try:
         found.prepare(found.parse(arguments), ctx)
     except InputNeeded as need:
         return Prepared(need.requests, {})
+    except ProtocolError as exc:
+        raise RpcError(exc.code, exc.message, exc.data) from exc
     # The task inherits the answers to the questions it was asked, nothing else.
     return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
 
@@ -137,6 +194,7 @@ def create_task(
     ttl_ms: int | None = None,
     answers: dict[str, Any] | None = None,
     progress_token: str | int | None = None,
+    client_capabilities: dict[str, Any] | None = None,
 ) -> TaskRecord:
     record = services.tasks.create(
         owner=call.owner,
@@ -145,6 +203,7 @@ def create_task(
         requested_ttl_ms=ttl_ms,
         input_responses=answers,
         progress_token=progress_token,
+        client_capabilities=client_capabilities,
     )
     services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": found.name})
     return record

@@ -14,40 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .errors import CheckpointTooLarge as CheckpointTooLarge
+from .errors import ProtocolError as ProtocolError  # re-exported: the context is where tools look
+from .errors import ToolError as ToolError
+from .input import (
+    ElicitUrl,
+    ListRoots,
+    MissingCapability,
+    Root,
+    Sample,
+    Sampled,
+    check_elicit_answer,
+    required_capability,
+)
+from .peer import LOG_LEVELS, NO_PEER, Peer, at_least, python_level, tool_logger
 
-class ToolError(Exception):
-    """The tool ran and failed in its own terms: a result with ``isError: true``."""
-
-
-class CheckpointTooLarge(ToolError):
-    """Raised by ``ctx.checkpoint`` when the state would not fit in the task's row
-    (``MAX_CHECKPOINT_BYTES``, or less when the row is nearly full): nothing was
-    saved. Uncaught, the tool ends with an error result that says so; a tool can
-    catch it and checkpoint less, keeping bulky state in its own storage."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(
-            f"The checkpoint state is {size} bytes; the limit is {limit}. Nothing was saved: "
-            "checkpoint less (keep bulky state in your own storage, keyed by ctx.task_id)."
-        )
-        self.size = size
-        self.limit = limit
-
-
-class ProtocolError(Exception):
-    """The request itself failed: a JSON-RPC error, reported as a failed task."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_error(self) -> dict[str, Any]:
-        err: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            err["data"] = self.data
-        return err
+# A question of any kind; ``ask_all`` takes form and URL elicitations, ``gather`` all four.
+Question = Any
 
 
 class InputNeeded(Exception):
@@ -97,14 +80,10 @@ class Answer:
         return self.action == "accept"
 
     @classmethod
-    def parse(cls, raw: Any) -> Answer:
-        if isinstance(raw, dict):
-            content = raw.get("content")
-            return cls(
-                action=str(raw.get("action", "accept")),
-                content=content if isinstance(content, dict) else {},
-            )
-        return cls(action="accept", content={"value": raw})
+    def parse(cls, raw: Any, key: str = "answer") -> Answer:
+        """Read an ``ElicitResult``; anything else is the client's error (-32602)."""
+        action, content = check_elicit_answer(key, raw)
+        return cls(action=action, content=content)
 
 
 class TaskControl(Protocol):
@@ -138,6 +117,7 @@ class ToolContext:
         answers: dict[str, Any] | None = None,
         state: Any = None,
         control: TaskControl | None = None,
+        peer: Peer | None = None,
         owner: str | None = None,
     ) -> None:
         self.task_id = task_id
@@ -151,6 +131,9 @@ class ToolContext:
         self.stream_closed = False
         # Every question key asked in this run, answered or not.
         self.asked: set[str] = set()
+        self.peer = peer or NO_PEER
+        self._progress = 0.0
+        self._auto_keys: dict[str, int] = {}
 
     @property
     def is_task(self) -> bool:
@@ -172,9 +155,56 @@ class ToolContext:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
-    def progress(self, message: str) -> None:
-        """Publish a status message; raises TaskCancelled if the task has ended."""
-        self._control.progress(message)
+    def progress(
+        self, message: str | None = None, *, progress: float | None = None, total: float | None = None
+    ) -> None:
+        """Report progress: a task's ``statusMessage`` (raises TaskCancelled if the task has
+        ended), and ``notifications/progress`` on a plain call's stream when the client sent
+        a ``progressToken``. ``progress`` must grow from call to call; without it, each
+        call counts one step."""
+        value = progress if progress is not None else self._progress + 1
+        self._progress = value
+        if message is not None or self.is_task:
+            self._control.progress(message if message is not None else _fraction(value, total))
+        token, notify = self.peer.progress_token, self.peer.notify
+        if token is None or notify is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": value}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        notify({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+    def log(self, level: str, message: str, data: Any = None) -> None:
+        """Log ``message`` (and JSON ``data``) at an RFC 5424 ``level``: a
+        ``notifications/message`` on a plain call's stream when the client asked for this
+        level or a less severe one (2025-11-25: ``logging/setLevel``; 2026-07-28: the
+        request's ``_meta`` logLevel), and always a line in the function's log."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        tool_logger.log(
+            python_level(level), message, extra={"taskId": self.task_id} if self.task_id else None
+        )
+        threshold, notify = self.peer.log_level, self.peer.notify
+        if threshold is None or notify is None or not at_least(level, threshold):
+            return
+        params = {"level": level, "data": message if data is None else {"message": message, "data": data}}
+        notify({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    def supports(self, kind: str) -> bool:
+        """Whether the client declared ``kind``: "elicitation" (form mode),
+        "elicitation.url", "sampling" or "roots". A tool can pick what it asks."""
+        caps = self.peer.capabilities
+        if kind == "elicitation":
+            return caps.elicitation("form")
+        if kind == "elicitation.url":
+            return caps.elicitation("url")
+        if kind == "sampling":
+            return caps.sampling
+        if kind == "roots":
+            return caps.roots
+        raise ValueError(f"unknown client capability {kind!r}")
 
     def cancelled(self) -> bool:
         return self._control.is_cancelled()
@@ -196,14 +226,67 @@ class ToolContext:
         connections; a no-op where the answer is plain JSON."""
         self.stream_closed = True
 
-    def ask(self, key: str, question: Elicit) -> Answer:
+    def ask(self, key: str, question: Elicit | ElicitUrl) -> Answer:
         """Ask one question. ``key`` must be unique over the task's life."""
         return self.ask_all({key: question})[key]
 
-    def ask_all(self, questions: dict[str, Elicit]) -> dict[str, Answer]:
+    def ask_all(self, questions: dict[str, Elicit | ElicitUrl]) -> dict[str, Answer]:
         """Ask several questions at once; all of them are pending together."""
+        raw = self._pending(questions)
+        return {k: Answer.parse(raw[k], k) for k in questions}
+
+    def elicit_url(self, key: str, message: str, url: str) -> Answer:
+        """Send the user to ``url`` (URL-mode elicitation); the answer says whether they went."""
+        return self.ask(key, ElicitUrl(message=message, url=url))
+
+    def sample(self, request: Sample | str, *, key: str | None = None, **options: Any) -> Sampled:
+        """Ask the client's LLM (``sampling/createMessage``). ``request`` is a ``Sample`` or
+        a prompt text (``options``: max_tokens, system_prompt, temperature, …). Keys
+        default to the call's position among this run's samples, stable under replay."""
+        question = request if isinstance(request, Sample) else Sample.prompt(request, **options)
+        key = key or self._auto_key("sampling")
+        return Sample.parse(key, self._pending({key: question})[key])
+
+    def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """Ask the client for its roots (``roots/list``)."""
+        key = key or self._auto_key("roots")
+        return ListRoots.parse(key, self._pending({key: ListRoots()})[key])
+
+    def gather(self, questions: dict[str, Question]) -> dict[str, Any]:
+        """Ask questions of different kinds in one round: each answer comes back read
+        for its kind (``Answer``, ``Sampled``, or a list of ``Root``)."""
+        raw = self._pending(questions)
+        out: dict[str, Any] = {}
+        for key, question in questions.items():
+            if isinstance(question, Sample):
+                out[key] = Sample.parse(key, raw[key])
+            elif isinstance(question, ListRoots):
+                out[key] = ListRoots.parse(key, raw[key])
+            else:
+                out[key] = Answer.parse(raw[key], key)
+        return out
+
+    def carried(self) -> dict[str, Any]:
+        """The answers this run was asked for and has: what a next round must still know."""
+        return {k: self._answers[k] for k in self.asked if k in self._answers}
+
+    def _auto_key(self, kind: str) -> str:
+        n = self._auto_keys.get(kind, 0) + 1
+        self._auto_keys[kind] = n
+        return f"{kind}-{n}"
+
+    def _pending(self, questions: dict[str, Question]) -> dict[str, Any]:
+        """The raw answers, or ``InputNeeded`` with every unanswered question; never a
+        request the client did not declare (``MissingCapability``, nothing is asked)."""
         self.asked.update(questions)
         missing = {k: q.to_request() for k, q in questions.items() if k not in self._answers}
+        for request in missing.values():
+            if not self.peer.capabilities.allows(request):
+                raise MissingCapability(*required_capability(request))
         if missing:
             raise InputNeeded(missing)
-        return {k: Answer.parse(self._answers[k]) for k in questions}
+        return {k: self._answers[k] for k in questions}
+
+
+def _fraction(value: float, total: float | None) -> str:
+    return f"{value:g}/{total:g}" if total is not None else f"{value:g}"

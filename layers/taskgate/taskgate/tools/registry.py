@@ -19,13 +19,18 @@ PrepareFn = Callable[[Any, ToolContext], None]
 
 
 def to_call_tool_result(value: Any) -> dict[str, Any]:
-    """What a tool returns, as a CallToolResult: text, a dict result, or a model."""
+    """What a tool returns, as a CallToolResult: text, content blocks (``tools.content``),
+    a dict result, a model, or a whole CallToolResult."""
     if isinstance(value, dict) and "content" in value:
         result = dict(value)
         result.setdefault("isError", False)
         return result
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}], "isError": False}
+    if isinstance(value, list):
+        if not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in value):
+            raise TypeError("a tool returning a list returns content blocks (see taskgate.tools.content)")
+        return {"content": list(value), "isError": False}
     if isinstance(value, BaseModel):
         data = value.model_dump(mode="json")
         return {
@@ -49,9 +54,11 @@ def tool_error_result(exc: ToolError) -> dict[str, Any]:
 
 
 @functools.cache
-def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+def _model_schema(
+    model: type[BaseModel], mode: Literal["validation", "serialization"] = "validation"
+) -> dict[str, Any]:
     # Generating a JSON Schema is most of a tools/call's own CPU; models do not change.
-    schema = model.model_json_schema()
+    schema = model.model_json_schema(mode=mode)
     schema.pop("title", None)
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
@@ -72,6 +79,17 @@ class Tool:
     # A hand-written JSON Schema to advertise instead of the model's; the model
     # still validates the arguments.
     schema_override: dict[str, Any] | None = None
+    # The structured result's model (a pydantic return annotation), advertised as
+    # ``outputSchema``; or a hand-written output schema.
+    output_model: type[BaseModel] | None = None
+    output_schema_override: dict[str, Any] | None = None
+
+    def output_schema(self) -> dict[str, Any] | None:
+        if self.output_schema_override is not None:
+            return self.output_schema_override
+        if self.output_model is not None:
+            return _model_schema(self.output_model, "serialization")
+        return None
 
     def input_schema(self) -> dict[str, Any]:
         if self.schema_override is not None:
@@ -84,6 +102,9 @@ class Tool:
             "description": self.description,
             "inputSchema": self.input_schema(),
         }
+        output = self.output_schema()
+        if output is not None:
+            out["outputSchema"] = output
         if self.title:
             out["title"] = self.title
         if with_task_support:
@@ -100,7 +121,11 @@ class Tool:
         which knows whether this is a task or an inline call.
         """
         try:
-            return to_call_tool_result(self.fn(self.parse(arguments), ctx))
+            value = self.fn(self.parse(arguments), ctx)
+            if self.output_model is not None and isinstance(value, dict) and "content" not in value:
+                # A plain dict from a tool with an output model: checked against it.
+                value = self.output_model.model_validate(value)
+            return to_call_tool_result(value)
         except ToolError as exc:
             return tool_error_result(exc)
 
@@ -141,10 +166,13 @@ def tool(
     title: str | None = None,
     prepare: PrepareFn | None = None,
     input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(args: Model, ctx: ToolContext)`` as an MCP tool.
 
-    The input model is the type annotation of the first parameter.
+    The input model is the type annotation of the first parameter. A pydantic model as
+    the return annotation is the tool's ``outputSchema``: its result carries the model as
+    ``structuredContent`` (and as JSON text, for clients that read only content).
     """
 
     def decorate(fn: ToolFn) -> ToolFn:
@@ -152,6 +180,8 @@ def tool(
         model = params[0].annotation if params else None
         if not (inspect.isclass(model) and issubclass(model, BaseModel)):
             raise TypeError(f"{fn.__name__}: first parameter must be a pydantic model")
+        returns = inspect.signature(fn, eval_str=True).return_annotation
+        output_model = returns if inspect.isclass(returns) and issubclass(returns, BaseModel) else None
         registry.add(
             Tool(
                 name=name or fn.__name__,
@@ -162,6 +192,8 @@ def tool(
                 title=title,
                 prepare=prepare,
                 schema_override=input_schema,
+                output_model=output_model,
+                output_schema_override=output_schema,
             )
         )
         return fn

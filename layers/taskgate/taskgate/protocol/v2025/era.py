@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
-from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.ports import Clock
 from ...domain.sessions import Session, SessionStore, call_key
 from ...tools.context import ToolContext
+from ...tools.input import ClientCapabilities, declared_view
+from ...tools.peer import LOG_LEVELS, Peer
 from ...tools.registry import Tool
+from ..completion import CompletionMethods
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
 from ..jsonrpc import ClientResponse
-from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, TaskRef, ToolCall
+from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
+from ..prompts import PromptMethods
+from ..resources import ResourceMethods
 from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..subscriptions import Subscriptions
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
+# The session of the request being handled, as ``before`` found it (None: no session).
+_session: ContextVar[Session | None] = ContextVar("taskgate_2025_session", default=None)
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -49,17 +58,24 @@ class Era2025(Era):
         self._streams = streams
         self._clock = clock
         self._session_ttl_ms = session_ttl_ms
+        resources = ResourceMethods(services, not_found_code=RESOURCE_NOT_FOUND, hints=False)
+        self._subscriptions = Subscriptions(resources, sessions)
         super().__init__(
             MethodRegistry(
                 [
                     Method("initialize", self._initialize, Initialize),
                     Method("ping", lambda call, params: {}, NoParams),
+                    Method("logging/setLevel", self._set_level, SetLevel),
                     Method("tools/list", self._tools_list, Page),
                     Method("tools/call", self._tools_call, ToolCall),
                     Method("tasks/get", self._tasks_get, TaskRef),
                     Method("tasks/result", self._tasks_result, TaskRef),
                     Method("tasks/list", self._tasks_list, Page),
                     Method("tasks/cancel", self._tasks_cancel, TaskRef),
+                    *resources.methods(),
+                    *self._subscriptions.methods(),
+                    *PromptMethods(services, hints=False, can_ask=False).methods(),
+                    *CompletionMethods(services, resources).methods(),
                 ]
             )
         )
@@ -70,19 +86,33 @@ class Era2025(Era):
     # -- sessions -------------------------------------------------------------
 
     def before(self, call: Call) -> None:
+        _session.set(None)
         if call.method != "initialize":
-            self._check_session(call)
+            _session.set(self._check_session(call))
 
-    def _check_session(self, call: Call) -> None:
+    def _check_session(self, call: Call) -> Session | None:
         """A session id we never issued, that expired, or that is someone else's: 404."""
         session_id = call.headers.get("mcp-session-id")
         if session_id is None:
-            return
+            return None
         session = None
         if session_id and len(session_id) <= MAX_ID_LENGTH:
             session = self._sessions.get_session(session_id)
         if session is None or session.owner != call.owner:
             raise TransportRejection(404, INVALID_REQUEST, "Session not found")
+        return session
+
+    def _peer(self, call: Call, params: ToolCall) -> Peer:
+        """The client of a tools/call as its session knows it: what it declared in
+        initialize (nothing, without a session) and the level it set (every level, until
+        it sets one)."""
+        session = _session.get()
+        return Peer(
+            capabilities=ClientCapabilities(session.capabilities if session else {}),
+            notify=call.emit,
+            log_level=(session.log_level if session else None) or LOG_LEVELS[0],
+            progress_token=params.progress_token(),
+        )
 
     def handle_delete(self, call: Call) -> HttpReply:
         session_id = call.headers.get("mcp-session-id")
@@ -101,7 +131,7 @@ class Era2025(Era):
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
         self._check_session(call)
-        stream = self._streams.resume(call.owner, last_event_id)
+        stream = self._streams.resume(call.owner, last_event_id, self._subscriptions.notices(call))
         if stream is None:
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
@@ -132,7 +162,10 @@ class Era2025(Era):
         if target is None:
             return
         task_id, key = target
-        answer = message.result if isinstance(message.result, dict) else {"action": "cancel"}
+        # An error response is kept as such: the tool reads it as a cancelled elicitation or
+        # a refused sampling / roots request.
+        error = message.error if isinstance(message.error, dict) else {"message": "no result"}
+        answer = message.result if isinstance(message.result, dict) else {"error": error}
         try:
             self._s.tasks.submit_input(call.owner, task_id, {key: answer})
         except (TaskNotFound, PayloadTooLarge, DependencyFailure):
@@ -147,7 +180,13 @@ class Era2025(Era):
         version = requested if requested in w.SUPPORTED_VERSIONS else w.PROTOCOL_VERSION
         session_id = uuid.uuid4().hex
         self._sessions.create_session(
-            Session(session_id, call.owner, version, self._clock() + self._session_ttl_ms)
+            Session(
+                session_id,
+                call.owner,
+                version,
+                self._clock() + self._session_ttl_ms,
+                capabilities=declared_view(params.capabilities),
+            )
         )
         tasks: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
         if call.owner != self._s.anonymous_owner:
@@ -155,22 +194,41 @@ class Era2025(Era):
             tasks["list"] = {}
         result = {
             "protocolVersion": version,
-            "capabilities": {"tools": {}, "tasks": tasks},
+            "capabilities": {
+                "tools": {},
+                "logging": {},
+                "resources": {"subscribe": True},
+                "prompts": {},
+                "completions": {},
+                "tasks": tasks,
+            },
             "serverInfo": server_info(),
         }
         assert call.request is not None
         body = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
         return HttpReply(200, body, headers={"mcp-session-id": session_id})
 
+    def _set_level(self, call: Call, params: SetLevel) -> dict[str, Any]:
+        """The session's log level: notifications/message below it are not sent."""
+        session = _session.get()
+        if session is None:
+            raise RpcError(INVALID_REQUEST, "logging/setLevel needs a session (Mcp-Session-Id)")
+        self._sessions.set_log_level(session.session_id, params.level)
+        return {}
+
     def _tools_list(self, call: Call, params: Page) -> dict[str, Any]:
         return {"tools": [t.describe(with_task_support=True) for t in self._s.tools]}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
         found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        peer = self._peer(call, params)
+        # What a task keeps of them (None: not recorded, as for a session older than them).
+        known = peer.capabilities.declared
+        declared = declared_view(known) if known is not None else None
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            if run_prepare(found, arguments, {}).questions is not None:
+            if run_prepare(found, arguments, {}, peer).questions is not None:
                 raise RpcError(
                     INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
                 )
@@ -181,14 +239,15 @@ class Era2025(Era):
                 arguments,
                 ttl_ms=params.task.ttl,
                 progress_token=params.progress_token(),
+                client_capabilities=declared,
             )
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        tool_ctx = ToolContext(owner=call.owner)
+        tool_ctx = ToolContext(peer=peer, owner=call.owner)
         result = run_inline(found, arguments, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, found, arguments)
+            return self._ask_on_the_call_stream(call, params, found, arguments, declared)
         if tool_ctx.stream_closed and _accepts_sse(call):
             assert call.request is not None
             message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
@@ -197,7 +256,12 @@ class Era2025(Era):
         return result
 
     def _ask_on_the_call_stream(
-        self, call: Call, params: ToolCall, found: Tool, arguments: dict[str, Any]
+        self,
+        call: Call,
+        params: ToolCall,
+        found: Tool,
+        arguments: dict[str, Any],
+        declared: dict[str, Any] | None,
     ) -> HttpReply:
         """A plain call to a tool that asks. This era has no inline form of a question,
         so the call becomes a task and its own response stream does what tasks/result
@@ -212,12 +276,21 @@ class Era2025(Era):
         assert call.request is not None
         # Checked before the task exists: a stream that cannot be kept must not orphan one.
         self._streams.check_request_id(call.request.id)
-        record = create_task(self._s, call, found, arguments, progress_token=params.progress_token())
+        record = create_task(
+            self._s,
+            call,
+            found,
+            arguments,
+            progress_token=params.progress_token(),
+            client_capabilities=declared,
+        )
         try:
             # So that notifications/cancelled for this call can find its task.
             key = call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id)
             self._sessions.remember_call(key, record.task_id, record.expires_at_ms)
-            stream = self._streams.open(call.owner, record, call.request.id, hide_task=True)
+            stream = self._streams.open(
+                call.owner, record, call.request.id, hide_task=True, notices=self._subscriptions.notices(call)
+            )
         except Exception:
             # The client gets an error and nothing to follow: the task must not live on.
             self._s.tasks.cancel(call.owner, record.task_id)
@@ -233,7 +306,9 @@ class Era2025(Era):
         if record.status.terminal:
             return HttpReply(200, w.payload_message(fetched(self._s, call, record), call.request.id))
         # Not done: block by streaming, in pieces short enough for API Gateway.
-        stream = self._streams.open(call.owner, record, call.request.id)
+        stream = self._streams.open(
+            call.owner, record, call.request.id, notices=self._subscriptions.notices(call)
+        )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:

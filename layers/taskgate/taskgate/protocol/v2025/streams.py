@@ -28,8 +28,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...clock import now_ms
-from ...codes import INVALID_PARAMS
-from ...domain.errors import TaskNotFound
+from ...codes import INTERNAL_ERROR, INVALID_PARAMS
+from ...domain.errors import ResultUnavailable, TaskNotFound
 from ...domain.limits import MAX_STORED_ID_BYTES, Limits, json_size
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.results import ResultStore
@@ -39,6 +39,9 @@ from ..shared import InlineSlots
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
+# Notifications a waiting stream also carries (resource updates of its session), polled
+# with it; called with the stream's monotonic clock.
+Notices = Callable[[float], list[dict[str, Any]]]
 # A plain call's logged response stays in its marker up to this size; larger ones
 # go to the result bucket, so a stream item is always far below DynamoDB's 400 KB.
 INLINE_LOGGED_BYTES = 16_384
@@ -91,7 +94,13 @@ class ResultStreams:
         Limits.check_stored_id("The request id", request_id)
 
     def open(
-        self, owner: str, record: TaskRecord, request_id: Any, *, hide_task: bool = False
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        *,
+        hide_task: bool = False,
+        notices: Notices | None = None,
     ) -> Iterator[str]:
         """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
         plain ``tools/call`` that became this task, on which nothing names the task.
@@ -107,12 +116,12 @@ class ResultStreams:
             hides_task=hide_task,
         )
         self._store.create_stream(state)
-        return self._opened(state, record)
+        return self._opened(state, record, notices)
 
-    def _opened(self, state: StreamState, record: TaskRecord) -> Iterator[str]:
+    def _opened(self, state: StreamState, record: TaskRecord, notices: Notices | None) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
         yield self._priming(state.stream_id, 0, record.poll_interval_ms)
-        yield from self._live(state, record)
+        yield from self._live(state, record, notices)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -147,10 +156,10 @@ class ResultStreams:
     def _log_message(self, stream_id: str, message: dict[str, Any]) -> str | None:
         if json_size(message) <= INLINE_LOGGED_BYTES:
             return _marker({"message": message})
-        ref = self._results.keep(f"streams/{stream_id}", message)
+        ref = self._results.keep(f"streams/{stream_id}", message, keep_ms=self._log_retention_ms)
         return _marker({"ref": ref}) if ref is not None else None
 
-    def resume(self, owner: str, last_event_id: str) -> Iterator[str] | None:
+    def resume(self, owner: str, last_event_id: str, notices: Notices | None = None) -> Iterator[str] | None:
         """The stream after ``last_event_id``, or None when there is no such stream of
         ``owner``'s (or the id is not one this server issued)."""
         parsed = _EVENT_ID.fullmatch(last_event_id)
@@ -165,7 +174,7 @@ class ResultStreams:
             state = self._store.get_stream(stream_id)
         if state is None or state.owner != owner or seen > len(state.events):
             return None
-        return self._replay_then_live(state, seen)
+        return self._replay_then_live(state, seen, notices)
 
     def _priming(self, stream_id: str, position: int, retry_ms: int) -> str:
         # Every stream opens with an id-bearing event, so a client always has a
@@ -185,7 +194,7 @@ class ResultStreams:
             error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
             return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
 
-    def _replay_then_live(self, state: StreamState, seen: int) -> Iterator[str]:
+    def _replay_then_live(self, state: StreamState, seen: int, notices: Notices | None) -> Iterator[str]:
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
@@ -197,7 +206,7 @@ class ResultStreams:
         # After the replay, so resuming from it never skips a replayed event.
         yield self._priming(state.stream_id, len(state.events), retry)
         if not state.done and read is not None:
-            yield from self._live(state, read)
+            yield from self._live(state, read, notices)
 
     def _rebuild(
         self, state: StreamState, marker: dict[str, Any], read: TaskRecord | dict[str, Any] | None
@@ -210,12 +219,16 @@ class ResultStreams:
         if "message" in marker:
             return marker["message"]  # type: ignore[no-any-return]
         if "ref" in marker:
-            return self._results.load(marker["ref"])
+            try:
+                return self._results.load(marker["ref"])
+            except ResultUnavailable as gone:
+                error = {"code": INTERNAL_ERROR, "message": str(gone)}
+                return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
         if not isinstance(read, TaskRecord):
             return read  # the task is gone: what the client gets instead
         tagged = not state.hides_task
         if "response" in marker:
-            return w.payload_message(self._tasks.with_result(read), state.request_id, tagged=tagged)
+            return self._response(state, read)
         key = marker.get("ask")
         if not isinstance(key, str) or read.status is not TaskStatus.INPUT_REQUIRED:
             return None
@@ -224,7 +237,9 @@ class ResultStreams:
             return None
         return w.elicitation_request(read.task_id, key, request, tagged=tagged)
 
-    def _live(self, state: StreamState, first: TaskRecord | dict[str, Any]) -> Iterator[str]:
+    def _live(
+        self, state: StreamState, first: TaskRecord | dict[str, Any], notices: Notices | None = None
+    ) -> Iterator[str]:
         # Notifications are sent live and never logged: they carry no event id, so
         # a reconnect resumes after the last logged event, and the stream item is
         # written only for what must not be lost (questions and the response).
@@ -249,8 +264,11 @@ class ResultStreams:
             else:
                 due = [(_marker({"message": read}), read)]
                 poll = 0.0
+            for notice in notices(self._monotonic()) if notices is not None else []:
+                yield f"data: {_dumps(notice)}\n\n"
             if due:
-                asked = [m for _, m in due if m.get("method") == "elicitation/create"]
+                # Server-to-client requests of every kind (elicitation, sampling, roots).
+                asked = [m for _, m in due if "method" in m and "id" in m]
                 after = replace(
                     state,
                     events=state.events + tuple(marker for marker, _ in due),
@@ -282,12 +300,21 @@ class ResultStreams:
                 self._sleep(poll)
             read = self._read(state)
 
+    def _response(self, state: StreamState, record: TaskRecord) -> dict[str, Any]:
+        """A terminal task's response, read for this stream (from the row or S3)."""
+        try:
+            record = self._tasks.with_result(record)
+        except ResultUnavailable as gone:
+            # The same clear error on every replay, never a broken stream and a retry
+            # that can never succeed.
+            record = replace(record, result=None, error={"code": INTERNAL_ERROR, "message": str(gone)})
+        return w.payload_message(record, state.request_id, tagged=not state.hides_task)
+
     def _due(self, state: StreamState, record: TaskRecord) -> list[tuple[str, dict[str, Any]]]:
         """(marker, message) pairs the client must get now and must not lose."""
         tagged = not state.hides_task
         if record.status.terminal:
-            message = w.payload_message(self._tasks.with_result(record), state.request_id, tagged=tagged)
-            return [(_marker(_RESPONSE), message)]
+            return [(_marker(_RESPONSE), self._response(state, record))]
         if record.status is TaskStatus.INPUT_REQUIRED:
             asks = [
                 (_marker({"ask": key}), w.elicitation_request(record.task_id, key, request, tagged=tagged))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from ...tools.peer import LOG_LEVELS
 from ..errors import RpcError
 from ..headers import check_routing_headers
 from ..jsonrpc import Request
@@ -38,3 +39,6 @@ def check_envelope(headers: Mapping[str, str], request: Request, name_field: str
             {"supported": [w.PROTOCOL_VERSION], "requested": header_version},
         )
     check_routing_headers(headers, request, name_field)
+    level = meta.get(w.META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: _meta {w.META_LOG_LEVEL} is not a log level")

@@ -14,12 +14,25 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ...tools.context import ToolContext
+from ...tools.input import ClientCapabilities, declared_view
+from ...tools.peer import Peer
+from ..completion import CompletionMethods
 from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..prompts import PromptMethods
+from ..resources import ResourceMethods
+from ..shared import (
+    Services,
+    create_task,
+    fetched,
+    open_state,
+    resolve_tool,
+    run_prepare,
+    run_round,
+    server_info,
+)
 from . import envelope
 from . import wire as w
 
@@ -39,16 +52,22 @@ class Era2026(Era):
 
     def __init__(self, services: Services) -> None:
         self._s = services
+        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
+        resources = ResourceMethods(services, not_found_code=INVALID_PARAMS, hints=True)
         super().__init__(
             MethodRegistry(
                 [
+                    # Removed in this era (SEP-2575) and so absent, answering 404 + -32601:
+                    # initialize, ping, logging/setLevel, resources/(un)subscribe, tasks/result, tasks/list.
                     Method("server/discover", self._discover, NoParams),
-                    Method("ping", lambda call, params: {}, NoParams),
                     Method("tools/list", self._tools_list, NoParams),
                     Method("tools/call", self._tools_call, ToolCall, name_field="name"),
                     Method("tasks/get", self._tasks_get, TaskRef, name_field="taskId"),
                     Method("tasks/update", self._tasks_update, TaskAnswers, name_field="taskId"),
                     Method("tasks/cancel", self._tasks_cancel, TaskRef, name_field="taskId"),
+                    *resources.methods(),
+                    *PromptMethods(services, hints=True, can_ask=True).methods(),
+                    *CompletionMethods(services, resources).methods(),
                 ]
             )
         )
@@ -72,7 +91,15 @@ class Era2026(Era):
     def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
         return {
             "supportedVersions": [w.PROTOCOL_VERSION],
-            "capabilities": {"tools": {}, "extensions": {w.EXTENSION: {}}},
+            "capabilities": {
+                "tools": {},
+                "logging": {},
+                # No subscribe / listChanged: this era has no stream to push them on.
+                "resources": {},
+                "prompts": {},
+                "completions": {},
+                "extensions": {w.EXTENSION: {}},
+            },
             "ttlMs": 0,
             "cacheScope": "private",
             "_meta": {w.META_SERVER_INFO: server_info()},
@@ -95,15 +122,39 @@ class Era2026(Era):
                 f"Missing required client capability: tool {found.name} runs only as a task",
                 w.missing_capability_data(),
             )
-        answers = params.inputResponses or {}
+        answers = self._answers(params)
+        carried = open_state(self._s, call, found.name, arguments, params.requestState)
+        meta = params.meta or {}
+        declared = meta.get(w.META_CLIENT_CAPABILITIES)
+        peer = Peer(
+            capabilities=ClientCapabilities(declared if isinstance(declared, dict) else {}),
+            notify=call.emit,
+            log_level=meta.get(w.META_LOG_LEVEL),
+            progress_token=params.progress_token(),
+        )
         if declares and found.task_support != "forbidden":
             # Questions asked before the task exists are a plain input round (MRTR).
-            prepared = run_prepare(found, arguments, answers)
+            prepared = run_prepare(found, arguments, {**answers, **carried.answers}, peer)
             if prepared.questions is not None:
                 return {"resultType": "input_required", "inputRequests": prepared.questions}
-            record = create_task(self._s, call, found, arguments, answers=prepared.carried)
+            record = create_task(
+                self._s,
+                call,
+                found,
+                arguments,
+                answers=prepared.carried,
+                client_capabilities=declared_view(declared),
+            )
             return w.create_task_result(record)
-        return run_inline(found, arguments, ToolContext(answers=answers, owner=call.owner), self._s.inline)
+        return run_round(self._s, call, found, arguments, answers, carried, peer)
+
+    def _answers(self, params: ToolCall) -> dict[str, Any]:
+        """``inputResponses`` of a retried round: an object of answers, or -32602."""
+        if "inputResponses" in params.model_fields_set and params.inputResponses is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        answers = params.inputResponses or {}
+        self._s.tasks.limits.check_answers(answers)
+        return answers
 
     def _require_tasks(self, call: Call) -> None:
         if not w.declares_tasks(call.meta):

@@ -13,6 +13,8 @@ PROTOCOL_VERSION = "2026-07-28"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+# The request's log level (SEP-2575): without it, no notifications/message for the request.
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 
 
 def declares_tasks(meta: dict[str, Any]) -> bool:

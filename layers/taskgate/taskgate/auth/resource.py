@@ -1,0 +1,222 @@
+"""taskgate as an OAuth 2.1 protected resource (MCP authorization, RFC 9728, RFC 6750).
+
+- ``ProtectedResource``: this server's identity for clients (the canonical ``resource`` URL
+  of /mcp, its authorization servers and scopes) and the ``WWW-Authenticate`` challenges;
+- ``metadata_routes()``: the Protected Resource Metadata at
+  ``/.well-known/oauth-protected-resource/mcp`` (what the 401 points at) and at
+  ``/.well-known/oauth-protected-resource`` (clients' last fallback);
+- ``BearerAuthMiddleware``: pure ASGI in front of /mcp (every method but OPTIONS). No token:
+  401 with ``Bearer resource_metadata="…", scope="…"``; a bad one: 401 ``invalid_token``; one
+  without the required scopes: 403 ``insufficient_scope``. A good token's claims go where API
+  Gateway's JWT authorizer puts them (``requestContext.authorizer.jwt.claims`` of the
+  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/identity.py).
+
+The token verifier is built on the first request that carries a token: the 401 path and a
+deployment without sign-in never import ``cryptography``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .tokens import InsufficientScope, SigningKeysUnavailable, TokenError, Verifier
+
+WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
+UNAVAILABLE = "Service temporarily unavailable; please retry"
+logger = logging.getLogger(__name__)
+
+
+def _quoted(value: str) -> str:
+    """An RFC 9110 quoted-string; RFC 6750 §3 limits these parameters to printable ASCII."""
+    clean = "".join(ch for ch in value if 0x20 <= ord(ch) <= 0x7E)
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class ProtectedResource:
+    """``resource`` is the canonical URL clients connect to (``https://…/mcp``). It is
+    configured, never taken from the request's Host header: it is also the audience a token
+    must carry, and a Host-derived audience would accept tokens minted for other servers."""
+
+    resource: str
+    authorization_servers: list[str]
+    scopes_supported: list[str] = field(default_factory=list)
+    required_scopes: list[str] = field(default_factory=list)
+    resource_name: str = "taskgate"
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.resource)
+        if not (parts.scheme and parts.netloc) or parts.fragment or parts.query:
+            raise ValueError("the resource must be an absolute URL without query or fragment (RFC 8707)")
+        if not self.authorization_servers:
+            raise ValueError("MCP requires at least one authorization server in the metadata")
+
+    @property
+    def origin(self) -> str:
+        parts = urlsplit(self.resource)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.resource).path.rstrip("/") or "/"
+
+    @property
+    def metadata_path(self) -> str:
+        """RFC 9728 §3.1: the well-known segment inserted before the resource's path."""
+        return WELL_KNOWN_PRM + urlsplit(self.resource).path.rstrip("/")
+
+    @property
+    def metadata_url(self) -> str:
+        return self.origin + self.metadata_path
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "scopes_supported": self.scopes_supported,
+            "bearer_methods_supported": ["header"],
+            "resource_name": self.resource_name,
+        }
+
+    def challenge(
+        self, *, error: str | None = None, description: str | None = None, scope: Iterable[str] | None = None
+    ) -> str:
+        """A ``WWW-Authenticate`` value; RFC 6750 §3.1: no ``error`` when there was no token."""
+        params: list[str] = []
+        if error:
+            params.append(f"error={_quoted(error)}")
+        if description:
+            params.append(f"error_description={_quoted(description)}")
+        scopes = list(scope) if scope is not None else self.required_scopes
+        if scopes:
+            params.append(f"scope={_quoted(' '.join(scopes))}")
+        params.append(f"resource_metadata={_quoted(self.metadata_url)}")
+        return "Bearer " + ", ".join(params)
+
+
+def metadata_routes(resource: ProtectedResource) -> list[Route]:
+    """GET routes for the metadata at the path-suffixed and at the root well-known URL. Both
+    name /mcp as the resource: MCP clients reach the root one only as a last fallback and
+    accept a resource that equals or contains the URL they connect to."""
+
+    async def document(request: Request) -> Response:
+        return JSONResponse(
+            resource.metadata(),
+            headers={"Cache-Control": "public, max-age=3600", "Access-Control-Allow-Origin": "*"},
+        )
+
+    return [
+        Route(path, document, methods=["GET"])
+        for path in dict.fromkeys([resource.metadata_path, WELL_KNOWN_PRM])
+    ]
+
+
+def _rpc_error_body(message: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+
+
+def auth_error_response(resource: ProtectedResource, error: TokenError | None) -> Response:
+    """401 (no token, or a bad one) or 403 (insufficient scope) with the matching challenge."""
+    headers = {"Access-Control-Expose-Headers": "WWW-Authenticate"}
+    if error is None:
+        headers["WWW-Authenticate"] = resource.challenge()
+        return Response(_rpc_error_body("Unauthorized"), 401, headers, media_type="application/json")
+    scope = error.required if isinstance(error, InsufficientScope) else None
+    headers["WWW-Authenticate"] = resource.challenge(
+        error=error.error, description=error.description, scope=scope
+    )
+    message = "Forbidden" if error.status == 403 else "Unauthorized"
+    return Response(_rpc_error_body(message), error.status, headers, media_type="application/json")
+
+
+def _with_claims(scope: Scope, claims: dict[str, Any]) -> dict[str, Any]:
+    """The ``aws.event`` with the claims where an HTTP API JWT authorizer would have put them."""
+    event = dict(scope.get("aws.event") or {})
+    context = dict(event.get("requestContext") or {})
+    authorizer = dict(context.get("authorizer") or {})
+    authorizer["jwt"] = {"claims": claims, "scopes": None}
+    context["authorizer"] = authorizer
+    event["requestContext"] = context
+    return event
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """What create_app needs to require tokens: the metadata, and how to build the verifier
+    (called on the first request that carries a token)."""
+
+    resource: ProtectedResource
+    verifier: Callable[[], Verifier]
+
+    def protect(self, app: ASGIApp) -> ASGIApp:
+        return BearerAuthMiddleware(app, resource=self.resource, verifier=self.verifier)
+
+
+_BEARER = re.compile(r"^Bearer +([A-Za-z0-9\-._~+/]+=*) *$", re.IGNORECASE)
+
+
+class BearerAuthMiddleware:
+    """Requires a valid bearer access token on the protected paths (all methods but OPTIONS)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        resource: ProtectedResource,
+        verifier: Callable[[], Verifier],
+        protected_paths: Iterable[str] | None = None,
+    ) -> None:
+        self._app = app
+        self._resource = resource
+        self._make_verifier = verifier
+        self._verifier: Verifier | None = None
+        self._lock = threading.Lock()
+        self._protected = frozenset(protected_paths or [resource.path])
+
+    def _get_verifier(self) -> Verifier:
+        if self._verifier is None:
+            with self._lock:
+                if self._verifier is None:
+                    self._verifier = self._make_verifier()
+        return self._verifier
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in self._protected or scope["method"] == "OPTIONS":
+            await self._app(scope, receive, send)
+            return
+        authorization = [v for k, v in scope.get("headers", []) if k == b"authorization"]
+        if not authorization:
+            await auth_error_response(self._resource, None)(scope, receive, send)
+            return
+        match = _BEARER.match(authorization[0].decode("latin-1")) if len(authorization) == 1 else None
+        try:
+            if match is None:
+                raise TokenError("expected one Authorization: Bearer <token> header")
+            token = self._get_verifier().verify(match.group(1))  # ~0.1 ms; keys cached
+            token.require_scopes(self._resource.required_scopes)
+        except TokenError as error:
+            await auth_error_response(self._resource, error)(scope, receive, send)
+            return
+        except SigningKeysUnavailable:
+            logger.warning("cannot check tokens: the issuer's signing keys are unavailable", exc_info=True)
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": UNAVAILABLE}}
+            ).encode()
+            await Response(body, 503, {"Retry-After": "5"}, media_type="application/json")(
+                scope, receive, send
+            )
+            return
+        scope = {**scope, "auth.token": token, "aws.event": _with_claims(scope, dict(token.claims))}
+        await self._app(scope, receive, send)

@@ -1,0 +1,155 @@
+"""Drive taskgate's plain multi-round-trip calls with the released Python MCP SDK 2
+(``mcp==2.3.0``, the 2026-07-28 core client; it has no tasks runtime).
+
+Run with the venv that ``setup.sh`` makes (``.tools/clients/py-fastmcp``, where fastmcp
+4.1.4 pins mcp 2.3.0): ``python mcp2_client.py URL SCENARIO``. Prints one JSON line; exits
+0 whenever it could report (the test asserts on the JSON), 2 on usage.
+
+Only the SDK's own APIs: ``Client(url, elicitation_callback=, sampling_callback=,
+list_roots_callback=, logging_callback=, log_level=)`` whose ``call_tool`` answers every
+``InputRequiredResult`` through those callbacks and retries with the echoed
+``requestState``; and ``client.session.call_tool(..., allow_input_required=True)`` to
+drive one round by hand (the tampered-state scenario).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+import traceback
+from importlib.metadata import version
+from typing import Any
+
+from mcp import Client, types
+from mcp.shared.exceptions import MCPError
+
+SCENARIOS = ("mrtr", "tampered")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.asked: list[dict[str, Any]] = []
+        self.logs: list[dict[str, Any]] = []
+        self.progress: list[float] = []
+        self.wire: list[str] = []
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        schema = getattr(params, "requested_schema", None) or {}
+        props = set(schema.get("properties", {}))
+        self.asked.append({"kind": "elicitation", "message": params.message, "properties": sorted(props)})
+        content: dict[str, Any] = {}
+        if "confirm" in props:
+            content["confirm"] = True
+        if "name" in props:
+            content["name"] = "Alice"
+        if "color" in props:
+            content["color"] = "blue"
+        if "ok" in props:
+            content["ok"] = True
+        return types.ElicitResult(action="accept", content=content)
+
+    async def sample(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        first = params.messages[0].content
+        self.asked.append(
+            {"kind": "sampling", "text": getattr(first, "text", None), "maxTokens": params.max_tokens}
+        )
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Hello there!"), model="e2e-model"
+        )
+
+    async def roots(self, context: Any) -> types.ListRootsResult:
+        self.asked.append({"kind": "roots"})
+        return types.ListRootsResult(roots=[types.Root(uri="file:///e2e/root", name="e2e")])
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append({"level": params.level, "data": params.data})
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append(progress)
+
+
+def _texts(result: Any) -> list[str]:
+    return [c.text for c in result.content if getattr(c, "type", None) == "text"]
+
+
+async def run(url: str, scenario: str) -> dict[str, Any]:
+    rec = Recorder()
+    out: dict[str, Any] = {"client": "mcp2", "version": version("mcp"), "scenario": scenario}
+    async with Client(
+        url,
+        elicitation_callback=rec.elicit,
+        sampling_callback=rec.sample,
+        list_roots_callback=rec.roots,
+        logging_callback=rec.log,
+        log_level="info",
+        read_timeout_seconds=60,
+    ) as client:
+        out["protocolVersion"] = client.protocol_version
+        if scenario == "mrtr":
+            runs: dict[str, Any] = {}
+            for name, arguments in (
+                ("confirm_delete", {"filename": "a.txt"}),
+                ("test_input_required_result_multi_round", {}),
+                ("test_input_required_result_multiple_inputs", {}),
+            ):
+                rec.asked.clear()
+                result = await client.call_tool(name, arguments)
+                runs[name] = {"isError": result.is_error, "texts": _texts(result), "asked": list(rec.asked)}
+            out["runs"] = runs
+            result = await client.call_tool("test_tool_with_logging", {})
+            out["logs"] = rec.logs
+            result = await client.call_tool("test_tool_with_progress", {}, progress_callback=rec.on_progress)
+            out["progress"] = rec.progress
+        elif scenario == "tampered":
+            name = "test_input_required_result_tampered_state"
+            first = await client.session.call_tool(name, {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult), first
+            state = first.request_state
+            out["first"] = {"keys": sorted(first.input_requests or {}), "hasState": bool(state)}
+            answers = {"confirm": types.ElicitResult(action="accept", content={"ok": True})}
+            try:
+                await client.session.call_tool(
+                    name,
+                    {},
+                    input_responses=answers,
+                    request_state=f"{state}-TAMPERED",
+                    allow_input_required=True,
+                )
+                out["tampered"] = {"accepted": True}
+            except MCPError as exc:
+                out["tampered"] = {"code": exc.code, "message": exc.message}
+            done = await client.session.call_tool(
+                name, {}, input_responses=answers, request_state=state, allow_input_required=True
+            )
+            out["untouched"] = {"texts": _texts(done)}
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("scenario", choices=SCENARIOS)
+    args = parser.parse_args()
+    started = time.monotonic()
+    try:
+        out = asyncio.run(run(args.url, args.scenario))
+        out["ok"] = True
+    except BaseException as exc:  # report, don't crash: the test asserts on the JSON
+        out = {
+            "client": "mcp2",
+            "scenario": args.scenario,
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "trace": traceback.format_exc()[-4000:],
+        }
+    out["elapsed"] = round(time.monotonic() - started, 2)
+    print(json.dumps(out, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
