@@ -398,7 +398,7 @@ class MemorySessionStore:
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
 
-    def get_session(self, session_id: str) -> Session | None:
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         return self.sessions.get(session_id)
 
     def delete_session(self, session_id: str) -> None:
@@ -432,7 +432,7 @@ class MemorySessionStore:
     def find_call(self, key: str) -> str | None:
         return self.calls.get(key)
 
-    def subscriptions(self, session_id: str) -> dict[str, str]:
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
 
     def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:

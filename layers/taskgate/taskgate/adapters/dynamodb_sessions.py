@@ -60,10 +60,10 @@ class DynamoDBSessionStore:
         )
 
     @translating
-    def get_session(self, session_id: str) -> Session | None:
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -172,10 +172,10 @@ class DynamoDBSessionStore:
         return {"taskId": _s(f"subs#{session_id}")}
 
     @translating
-    def subscriptions(self, session_id: str) -> dict[str, str]:
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+                TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:

@@ -55,7 +55,9 @@ class StreamState:
 class SessionStore(Protocol):
     def create_session(self, session: Session) -> None: ...
 
-    def get_session(self, session_id: str) -> Session | None: ...
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
+        """The session; with ``consistent=False`` (half the price) a read may miss one
+        created in the last second or so, or still see one just deleted."""
 
     def delete_session(self, session_id: str) -> None: ...
 
@@ -79,8 +81,9 @@ class SessionStore(Protocol):
 
     # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
 
-    def subscriptions(self, session_id: str) -> dict[str, str]:
-        """URI → the version last reported to the session ("" when it did not exist)."""
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
+        """URI → the version last reported to the session ("" when it did not exist);
+        ``consistent=False`` may lag a recent change."""
         ...
 
     def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:

@@ -90,14 +90,18 @@ class Era2025(Era):
         if call.method != "initialize":
             _session.set(self._check_session(call))
 
-    def _check_session(self, call: Call) -> Session | None:
-        """A session id we never issued, that expired, or that is someone else's: 404."""
+    def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
+        """A session id we never issued, that expired, or that is someone else's: 404.
+        ``consistent=False`` (a stream's reconnect, this era's polling: half the price)
+        reads again consistently before it refuses anything."""
         session_id = call.headers.get("mcp-session-id")
         if session_id is None:
             return None
         session = None
         if session_id and len(session_id) <= MAX_ID_LENGTH:
-            session = self._sessions.get_session(session_id)
+            session = self._sessions.get_session(session_id, consistent=consistent)
+            if session is None and not consistent:
+                session = self._sessions.get_session(session_id)
         if session is None or session.owner != call.owner:
             raise TransportRejection(404, INVALID_REQUEST, "Session not found")
         return session
@@ -130,7 +134,7 @@ class Era2025(Era):
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
-        self._check_session(call)
+        self._check_session(call, consistent=False)
         stream = self._streams.resume(call.owner, last_event_id, self._subscriptions.notices(call))
         if stream is None:
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
