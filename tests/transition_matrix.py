@@ -7,17 +7,62 @@ own condition expressions (tests/integration), so the two cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from taskgate.domain.errors import TransitionRejected
-from taskgate.domain.model import Expiry, TaskStatus
+from taskgate.domain.model import Expiry, Outcome, TaskStatus
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, target
 
 ALL_STATUSES = list(TaskStatus)
 CASES = [(op, status) for op in Op for status in ALL_STATUSES]
 QUESTIONS = {"q1": {"method": "elicitation/create", "params": {"message": "one?"}}, "q2": {"method": "x"}}
 TOKEN = "token-1"
+
+
+NOW = 1_800_000_000_000
+ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+ANSWERING: dict[str, Any] = {"task_token": TOKEN, "now_ms": NOW, "alive": ALIVE, "max_answer_bytes": 65_536}
+
+
+def run_op(store: Any, op: Op, task_id: str, park: Callable[[str], bool]) -> bool:
+    """``op`` through the TaskStore port (``park``: however the store under test
+    parks a task, as the state machine's AwaitInput does); True when accepted."""
+    try:
+        if op is Op.PROGRESS:
+            store.report_progress(task_id, "m", NOW, ALIVE)
+        elif op is Op.ASK:
+            store.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
+        elif op is Op.PARK:
+            return park(task_id)
+        elif op is Op.ANSWER:
+            # Some of the outstanding questions: only recorded.
+            return not store.answer_inputs(task_id, {"q1": 1}, **ANSWERING)
+        elif op is Op.RESUME:
+            # The last outstanding ones: the same write resumes.
+            return bool(store.answer_inputs(task_id, {"q1": 1, "q2": 2}, **ANSWERING))
+        elif op is Op.CHECKPOINT:
+            store.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
+        elif op in (Op.COMPLETE, Op.FAIL):
+            status = TaskStatus.COMPLETED if op is Op.COMPLETE else TaskStatus.FAILED
+            return bool(
+                store.finish(
+                    task_id,
+                    status=status,
+                    outcome=Outcome.SUCCESS,
+                    result=None,
+                    error=None,
+                    message=None,
+                    now_ms=NOW,
+                    alive=ALIVE,
+                )
+            )
+        elif op is Op.CANCEL:
+            store.cancel(task_id, "m", NOW, ALIVE)
+    except TransitionRejected:
+        return False
+    return True
 
 
 class StoreUnderTest(Protocol):
