@@ -12,7 +12,14 @@ or removes; a strongly consistent read is ceil(size/4 KB) RCU, an index read hal
 that. Lambda durations are not measurable here (moto's emulation dominates), so
 they are assumptions, printed with the prices.
 
-    python scripts/cost_per_task.py [--json out.json]
+Two scenarios follow one 2025-11-25 client (with its session) through an hour of
+waiting on a task that works for that hour: one polling ``tasks/get`` at the
+task's pollInterval, one waiting on ``tasks/result`` and reconnecting as the
+stream's ``retry`` says. The hour passes on a virtual clock (the streams' own sleeps and
+the client's waits advance it; every request and DynamoDB call is real), and the
+seconds a stream holds its API Lambda while it waits are counted and priced.
+
+    python scripts/cost_per_task.py [--json out.json] [--only NAME]
 """
 
 from __future__ import annotations
@@ -142,6 +149,16 @@ def metered(meter: Meter) -> Iterator[None]:
 
         setattr(DynamoHandler, op, handler)
 
+    # A GetItem costs a whole read unit per 4 KB when strongly consistent, half otherwise.
+    handler_get = DynamoHandler.get_item
+    handler_originals["get_item"] = handler_get
+
+    def handler_get_item(self: Any, *a: Any, **k: Any) -> Any:
+        flags.consistent = bool(self.body.get("ConsistentRead", False))
+        return handler_get(self, *a, **k)
+
+    DynamoHandler.get_item = handler_get_item
+
     def put_item(self: Any, table_name: str, item_attrs: dict[str, Any], *a: Any, **k: Any) -> Any:
         key = {"taskId": item_attrs["taskId"]}
         state["inside"] = True
@@ -175,7 +192,8 @@ def metered(meter: Meter) -> Iterator[None]:
     def get_item(self: Any, table_name: str, keys: dict[str, Any], *a: Any, **k: Any) -> Any:
         item = get(self, table_name, keys, *a, **k)
         if not state["inside"] and not state["writing"]:
-            meter.read("GetItem", item.size() if item is not None else 0)
+            consistent = getattr(flags, "consistent", True)
+            meter.read("GetItem", item.size() if item is not None else 0, consistent=consistent)
         return item
 
     def delete_item(self: Any, table_name: str, key: dict[str, Any], *a: Any, **k: Any) -> Any:
@@ -229,11 +247,140 @@ def _execution_states(runtime: Any, task_id: str) -> list[str]:
     return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
 
 
+class VirtualClock:
+    """An hour that passes in seconds: the streams sleep and the client waits on it.
+    ``held`` is what the server's sleeps add up to: time an API Lambda is held."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.held = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def server_sleep(self, seconds: float) -> None:
+        self.now += seconds
+        self.held += seconds
+
+    def client_wait(self, seconds: float) -> None:
+        self.now += seconds
+
+
+HOUR = 3600.0
+_hour_over = threading.Event()
+
+
+def _register_hour_tool() -> None:
+    """A tool that works until the scenario's virtual hour is over."""
+    from pydantic import BaseModel
+
+    from taskgate.tools.registry import Tool, registry
+
+    class NoInput(BaseModel):
+        pass
+
+    def hour_of_work(args: Any, ctx: Any) -> str:
+        _hour_over.wait(300)
+        return "an hour of work"
+
+    if registry.get("hour_of_work") is None:
+        registry.add(Tool("hour_of_work", "Works until released.", NoInput, hour_of_work))
+
+
+def _streams_on(server: Any, clock: VirtualClock) -> None:
+    """The 2025 era's result streams sleep and read time on ``clock``."""
+    streams = next(e for e in server.eras if e.version == "2025-11-25")._streams
+    streams._sleep = clock.server_sleep
+    streams._monotonic = clock.monotonic
+
+
+def _sse(text: str) -> list[dict[str, Any]]:
+    from taskgate_cli.transport import parse_sse
+
+    return [{"id": e.id, "retry": e.retry_ms, "data": e.message()} for e in parse_sse(text)]
+
+
+def wait_one_hour(name: str, server: Any) -> tuple[str, int, float]:
+    """A 2025-11-25 client (with its session) waits an hour on a task that works that
+    long, polling tasks/get or on tasks/result: (task id, requests, held seconds)."""
+    clock = VirtualClock()
+    _streams_on(server, clock)
+    _hour_over.clear()
+    requests = 0
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+    def post(method: str, params: dict[str, Any]) -> Any:
+        nonlocal requests
+        requests += 1
+        return server.handle(
+            {"jsonrpc": "2.0", "id": requests, "method": method, "params": params}, headers, "cost"
+        )
+
+    init = post(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tasks": {}},
+            "clientInfo": {"name": "cost", "version": "0"},
+        },
+    )
+    headers["mcp-session-id"] = init.headers["mcp-session-id"]
+    headers["mcp-protocol-version"] = "2025-11-25"
+    task = post("tools/call", {"name": "hour_of_work", "arguments": {}, "task": {}}).body["result"]["task"]
+    task_id, poll = task["taskId"], task["pollInterval"] / 1000
+    if name == "polls tasks/get for an hour":
+        while clock.now < HOUR:
+            clock.client_wait(poll)
+            post("tasks/get", {"taskId": task_id})
+        _hour_over.set()
+        _wait_store(task_id)
+        assert "result" in post("tasks/result", {"taskId": task_id}).body
+        return task_id, requests, clock.held
+    reply = post("tasks/result", {"taskId": task_id})
+    last: str | None = None
+    retry_ms = 1000
+    for _ in range(100_000):
+        events = _sse("".join(reply.stream)) if reply.stream is not None else []
+        if reply.stream is None or any(e["data"] and "result" in e["data"] for e in events):
+            return task_id, requests, clock.held
+        last = ([e["id"] for e in events if e["id"]] or [last])[-1]
+        retry_ms = ([e["retry"] for e in events if e["retry"] is not None] or [retry_ms])[-1]
+        clock.client_wait(retry_ms / 1000)
+        if clock.now >= HOUR:
+            _hour_over.set()
+            _wait_store(task_id)
+        requests += 1
+        assert last is not None
+        reply = server.handle_get({**headers, "last-event-id": last}, "cost")
+    raise AssertionError("the stream never delivered the result")
+
+
+def _wait_store(task_id: str) -> None:
+    """Until the task has ended (read off the meter: the client does not pay for it)."""
+    from taskgate import wiring
+
+    _observer.active = True
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            record = wiring.store().get(task_id)
+            if record is not None and record.status.terminal:
+                return
+            time.sleep(0.02)
+    finally:
+        _observer.active = False
+    raise AssertionError(f"{task_id} did not finish")
+
+
+HOUR_SCENARIOS = ("polls tasks/get for an hour", "waits on tasks/result for an hour")
+
+
 def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     from taskgate import wiring
 
     server = wiring.mcp_server()
     requests = 0
+    held = 0.0
 
     class InProcess:
         """The API handler's server, called in process, as a transport for the CLI's client."""
@@ -262,7 +409,9 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
 
     meter = Meter()
     with metered(meter):
-        if name == "simple":
+        if name in HOUR_SCENARIOS:
+            task_id, requests, held = wait_one_hour(name, server)
+        elif name == "simple":
             task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}})["taskId"]
             with paused(meter):
                 wait(task_id, {"completed"}, [])
@@ -309,6 +458,8 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         "transitions": len(states),
         "worker_invocations": invocations,
         "api_requests": requests,
+        # Seconds streams held their API Lambda while they waited (beyond each request's own).
+        "api_held_seconds": held,
         "wcu": meter.wcu,
         "rcu": meter.rcu,
         "dynamodb_ops": dict(meter.ops),
@@ -338,7 +489,8 @@ def price(row: dict[str, Any]) -> dict[str, float]:
             PRICES["http_api_request"]
             + PRICES["lambda_request"]
             + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"]
-        ),
+        )
+        + row.get("api_held_seconds", 0) * API_REQUEST["mb"] / 1024 * PRICES["lambda_gb_second_arm"],
         "dynamodb": row["wcu"] * PRICES["ddb_wru"] + row["rcu"] * PRICES["ddb_rru"],
     }
     return {k: v * 1_000_000 for k, v in parts.items()}
@@ -349,14 +501,18 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
     args = parser.parse_args()
     import logging
 
     logging.disable(logging.CRITICAL)
     from taskgate.local.runtime import EmbeddedAws
 
+    _register_hour_tool()
     rows = []
-    for scenario in ("simple", "one input round", "cancelled", "polled 20 times"):
+    for scenario in ("simple", "one input round", "cancelled", "polled 20 times", *HOUR_SCENARIOS):
+        if args.only and scenario not in args.only:
+            continue
         runtime = EmbeddedAws().start()
         try:
             row = run_scenario(scenario, runtime)
@@ -366,15 +522,16 @@ def main() -> int:
         rows.append(row)
 
     print(
-        f"{'scenario':<17} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'WCU':>5} {'RCU':>5} "
-        f"{'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>6} {'DDB $':>6} {'total $/M tasks':>15}"
+        f"{'scenario':<34} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'API held s':>10} {'WCU':>5} "
+        f"{'RCU':>7} {'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>9} {'DDB $':>7} {'total $/M tasks':>15}"
     )
     for r in rows:
         p = r["usd_per_million"]
         print(
-            f"{r['scenario']:<17} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
-            f"{r['wcu']:>5g} {r['rcu']:>5g} {r['item_bytes']:>7} {p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} "
-            f"{p['api']:>6.2f} {p['dynamodb']:>6.2f} {sum(p.values()):>15.2f}"
+            f"{r['scenario']:<34} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
+            f"{r['api_held_seconds']:>10g} {r['wcu']:>5g} {r['rcu']:>7g} {r['item_bytes']:>7} "
+            f"{p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} {p['api']:>9.2f} {p['dynamodb']:>7.2f} "
+            f"{sum(p.values()):>15.2f}"
         )
     print()
     for r in rows:

@@ -4,7 +4,8 @@
 initialize → a task created → tasks/list shows it → tasks/result returns the tool's
 result with the related-task _meta → a cancel of the finished task is refused (-32602).
 With --long SECONDS, also a tasks/result wait of that length, carried over resumed
-SSE streams (each shorter than the server's STREAM_MAX_SECONDS).
+SSE streams (by default one read each, the client reconnecting every pollInterval;
+a server with STREAM_MAX_SECONDS set holds each up to that long).
 
 The session is the CLI's client (taskgate_cli.protocol.Client2025: initialize, the
 session header, resuming streams with Last-Event-ID); a tracing transport prints what

@@ -19,12 +19,24 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from taskgate.domain.errors import TaskAlreadyExists, TransitionRejected
+from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
+from taskgate.domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.domain.sessions import Session, StreamState
 from taskgate.domain.transitions import Op, check, target
 from taskgate.tools.registry import ToolRegistry
+
+# DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
+# translate into DependencyFailure); the fakes refuse the same writes.
+DYNAMODB_ITEM_BYTES = 409_600
+
+
+def _refuse_oversize(size: int) -> None:
+    if size > DYNAMODB_ITEM_BYTES:
+        raise DependencyFailure(
+            "AWS refused the request (ValidationException: Item size has exceeded the maximum allowed size)"
+        )
 
 
 class MemoryTaskStore:
@@ -45,6 +57,9 @@ class MemoryTaskStore:
 
     # -- helpers (not part of the port) -------------------------------------------
     def _put(self, record: TaskRecord) -> None:
+        # ROW_FIXED_BYTES is taskgate's allowance for what it does not count; the
+        # fields themselves are measured as DynamoDB stores them.
+        _refuse_oversize(row_size(record) - ROW_FIXED_BYTES)
         self.records[record.task_id] = record
         ids = self._active.setdefault(record.owner, set())
         if record.status in ACTIVE:
@@ -101,7 +116,7 @@ class MemoryTaskStore:
                 gone = self.records.pop(oldest)
                 self._active.get(gone.owner, set()).discard(oldest)
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
         return self.records.get(task_id)
 
     def list_for_owner(
@@ -202,33 +217,39 @@ class MemoryTaskStore:
         task_id: str,
         responses: dict[str, Any],
         *,
-        resume: bool,
         task_token: str,
         now_ms: int,
         alive: Expiry,
-    ) -> None:
-        op = Op.RESUME if resume else Op.ANSWER
+        max_answer_bytes: int,
+        likely_last: bool = False,
+    ) -> bool:
+        # One atomic step, as DynamoDB's conditional write is: whether this answer is
+        # the last is decided here, under the lock, not by the caller's earlier read.
         with self._lock:
-            record = self._row(op, task_id)
+            record = self._row(Op.ANSWER, task_id)
             if record.task_token != task_token or not set(responses) <= set(record.input_requests):
                 raise TransitionRejected(task_id)
             answered = {**record.input_responses, **responses}
-            if resume:
-                self._put(
-                    _touched(
-                        record,
-                        now_ms,
-                        alive,
-                        status=target(op, record.status),
-                        status_message="Resuming with the client's answers.",
-                        input_responses=answered,
-                        input_requests={},
-                        task_token=None,
-                    )
-                )
-            else:
-                left = {k: v for k, v in record.input_requests.items() if k not in responses}
+            if map_size(answered) > max_answer_bytes:
+                raise TransitionRejected(task_id)
+            left = {k: v for k, v in record.input_requests.items() if k not in responses}
+            if left:
                 self._put(_touched(record, now_ms, alive, input_responses=answered, input_requests=left))
+                return False
+            check(Op.RESUME, task_id, record.status)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    status=target(Op.RESUME, record.status),
+                    status_message="Resuming with the client's answers.",
+                    input_responses=answered,
+                    input_requests={},
+                    task_token=None,
+                )
+            )
+            return True
 
     def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         with self._lock:
@@ -352,18 +373,32 @@ class MemoryBlobs:
         self.objects.pop(key, None)
 
 
+def _stream_size(stream: StreamState) -> int:
+    """The stream item's size as DynamoDB counts it (JSON strings stored as written)."""
+    return (
+        json_size(stream.request_id)
+        + sum(len(e.encode()) for e in stream.events)
+        + sum(len(k.encode()) for k in stream.emitted_keys)
+        + len(stream.owner.encode())
+        + len(stream.task_id)
+    )
+
+
 class MemorySessionStore:
     """``SessionStore`` over dicts (only the 2025-11-25 era touches it)."""
 
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
+        self.calls: dict[str, str] = {}
+        # What an eventually consistent read returns for a stream, when a test makes it lag.
+        self.lagging: dict[str, StreamState] = {}
         self.subs: dict[str, dict[str, str]] = {}
 
     def create_session(self, session: Session) -> None:
         self.sessions[session.session_id] = session
 
-    def get_session(self, session_id: str) -> Session | None:
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         return self.sessions.get(session_id)
 
     def delete_session(self, session_id: str) -> None:
@@ -376,18 +411,28 @@ class MemorySessionStore:
             self.sessions[session_id] = dataclasses.replace(session, log_level=level)
 
     def create_stream(self, stream: StreamState) -> None:
+        _refuse_oversize(_stream_size(stream))
         self.streams[stream.stream_id] = stream
 
-    def get_stream(self, stream_id: str) -> StreamState | None:
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
+        if not consistent and stream_id in self.lagging:
+            return self.lagging[stream_id]
         return self.streams.get(stream_id)
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         if self.streams.get(before.stream_id) != before:
             return False
+        _refuse_oversize(_stream_size(after))
         self.streams[after.stream_id] = after
         return True
 
-    def subscriptions(self, session_id: str) -> dict[str, str]:
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        self.calls[key] = task_id
+
+    def find_call(self, key: str) -> str | None:
+        return self.calls.get(key)
+
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
 
     def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
@@ -455,6 +500,7 @@ class World:
         max_result_response_bytes: int = 2_097_152,
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
+        inline_calls: int = 16,
         **limit_overrides: int,
     ) -> None:
         from taskgate.config import DEFAULT_TOOL_MODULES
@@ -464,7 +510,7 @@ class World:
         from taskgate.domain.worker import Worker
         from taskgate.protocol.request_state import RequestStates, ephemeral_keys
         from taskgate.protocol.server import McpServer
-        from taskgate.protocol.shared import Services
+        from taskgate.protocol.shared import InlineSlots, Services
         from taskgate.protocol.v2025 import Era2025
         from taskgate.protocol.v2025.streams import ResultStreams
         from taskgate.protocol.v2026 import Era2026
@@ -486,6 +532,7 @@ class World:
             "max_active_per_owner": 100,
             "max_argument_bytes": 262_144,
             "max_input_response_bytes": 65_536,
+            "max_checkpoint_bytes": 65_536,
             **limit_overrides,
         }
         self.limits = Limits(**limits)
@@ -496,7 +543,13 @@ class World:
         )
         self.tasks = TaskService(self.store, self.workflow, self.clock, self.limits, self.results)
         self.worker = Worker(
-            self.store, self.tools, self.clock, self.results, max_runtime_ms=0, yield_margin_ms=60_000
+            self.store,
+            self.tools,
+            self.clock,
+            self.results,
+            limits=self.limits,
+            max_runtime_ms=0,
+            yield_margin_ms=60_000,
         )
         self.sweeper = Sweeper(
             self.store, self.workflow, self.clock, stale_after_ms=300_000, max_runtime_ms=0
@@ -505,15 +558,21 @@ class World:
         # requestState sealed under a key of this world's own, expiring on its clock.
         self.request_states = RequestStates(ephemeral_keys, ttl_ms=600_000, clock=self.clock)
         services = Services(
-            self.tasks, self.tools, self._audit, anonymous_owner, request_states=self.request_states
+            self.tasks,
+            self.tools,
+            self._audit,
+            anonymous_owner,
+            InlineSlots(inline_calls),
+            request_states=self.request_states,
         )
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(
             self.tasks,
             self.sessions,
+            results=self.results,
+            slots=services.inline,
             budget_seconds=stream_seconds,
-            poll_seconds=0.25,
             log_retention_ms=3_600_000,
             sleep=self._stream_sleep,
             monotonic=lambda: self._stream_time,

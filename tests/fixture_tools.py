@@ -76,3 +76,39 @@ def two_samples(args: NoInput, ctx: ToolContext) -> str:
     second = ctx.sample("Two?", max_tokens=5)
     roots = ctx.list_roots()
     return f"{first.text}+{second.text} in {len(roots)} roots"
+
+
+def unicode_text(kilobytes: int) -> str:
+    """Exactly ``kilobytes`` KiB of UTF-8 (or a few bytes less, at a character), in
+    distinct lines of 2-, 3- and 4-byte characters: ASCII escaping would make it
+    two to three times longer."""
+    size = kilobytes * 1024
+    lines, total, i = [], 0, 0
+    while total < size:
+        line = f"{i:07d} 日本語のテキスト — ĉu vi parolas? ΑΒΓ 🙂\n"
+        lines.append(line)
+        total += len(line.encode())
+        i += 1
+    return "".join(lines).encode()[:size].decode(errors="ignore")
+
+
+class UnicodeInput(BaseModel):
+    kilobytes: int = Field(ge=1, le=4096)
+    seconds: float = Field(default=0, ge=0, le=30)
+
+
+@tool(description="Return non-ASCII text of the given size, after a pause.", task_support="optional")
+def unicode_result(args: UnicodeInput, ctx: ToolContext) -> str:
+    import time
+
+    time.sleep(args.seconds)
+    return unicode_text(args.kilobytes)
+
+
+@tool(
+    description="Close the SSE stream, then return non-ASCII text of the given size (SEP-1699).",
+    task_support="forbidden",
+)
+def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
+    ctx.close_stream()
+    return unicode_text(args.kilobytes)

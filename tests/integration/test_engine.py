@@ -290,10 +290,11 @@ def test_orders_report_runs_a_real_query_with_progress(
 def test_archive_orders_asks_before_it_acts(mcp: Mcp, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
 
-    from taskgate_tools.sample_data import ensure_orders
+    from taskgate_tools.sample_data import ensure_orders, owner_database
 
     monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
-    db = ensure_orders(2025, 1000)
+    # The caller's own orders (auth is off here: every caller is the anonymous owner).
+    db = ensure_orders(owner_database("anonymous", 2025, 1000), 2025, 1000)
     before = (
         sqlite3.connect(db)
         .execute("SELECT COUNT(*) FROM orders WHERE ordered_on < '2025-04-01'")

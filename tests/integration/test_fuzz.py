@@ -12,7 +12,10 @@ numbers, empty and truncated bodies); mutations of valid messages for every
 method either era knows, with keys dropped or replaced, wrong types, odd strings
 (lone surrogates, '#', empty, 3000 chars) and wrong, missing or garbage routing,
 version, session, Mcp-Param and Last-Event-ID headers, sent as POST, GET or
-DELETE; and bodies one byte either side of MAX_BODY_BYTES. Generation is
+DELETE; bodies one byte either side of MAX_BODY_BYTES; and hostile header bytes
+(not UTF-8, non-ASCII in MCP's headers, Unicode digits in Last-Event-ID) and
+repeated headers, sent as raw bytes straight to the ASGI app (TestClient would
+rewrite them as UTF-8), which must each be a 400 with a JSON-RPC error. Generation is
 derandomized, so CI replays the same inputs every run; TASKGATE_FUZZ_SCALE=10
 runs ten times as many. With ``-s`` the module prints its totals:
 "fuzz: N inputs, U unhandled, W writes on rejection" (U counts inputs whose
@@ -46,6 +49,7 @@ from taskgate.http_app import create_app
 from taskgate.local import moto_fixes
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import REGION, EmbeddedAws
+from tests.asgi import raw_request
 from tests.fakes import World
 from tests.integration.conftest import DEV_TOKENS
 from tests.mcp_client import PROTOCOL, envelope, headers_for
@@ -475,6 +479,46 @@ def mutated_messages(draw: st.DrawFn) -> Case:
     )
 
 
+# -- hostile header bytes and repeated headers (sent raw: see exercise_raw) ------------
+
+MCP_HEADERS = [n for n in HEADER_NAMES if n.startswith(("mcp-", "last-event-id"))]
+not_utf8 = st.sampled_from([b"\xff", b"\xc3(", b"caf\xe9", b"\xed\xa0\x80", b"ok\x80", b"\xf0\x9f\x98"])
+non_ascii = st.sampled_from(["é", "1²", "²", "¹", "٣", "\U0001d7d9", "日本", "tools/call\u00a0", "\u200b"])
+
+
+@st.composite
+def hostile_header_cases(draw: st.DrawFn) -> Case:
+    """A valid message of either era whose headers carry one hostile thing: a value
+    (or name) that is not UTF-8, an MCP header with more than visible ASCII (a
+    Last-Event-ID of a real stream ending in a Unicode digit among them), or an MCP
+    header (or Authorization) sent twice."""
+    body, headers = draw(message_2026() | message_2025())
+    pairs: list[tuple[str, str | bytes]] = list(headers.items())
+    kind = draw(st.sampled_from(["not-utf8", "not-utf8-name", "non-ascii", "digit-event-id", "repeated"]))
+    verb = draw(st.sampled_from(["POST"] * 6 + ["GET", "DELETE"]))
+    if kind == "not-utf8":
+        name = draw(st.sampled_from([*HEADER_NAMES, "user-agent", "x-request-id", "cookie"]))
+        pairs = [p for p in pairs if p[0] != name] + [(name, draw(not_utf8))]
+    elif kind == "not-utf8-name":
+        pairs.append((draw(st.sampled_from(["x-\xff", "\xe9t\xe9"])), "1"))
+    elif kind == "non-ascii":
+        name = draw(st.sampled_from(MCP_HEADERS))
+        value = draw(st.sampled_from([*REFS, "tools/call", "greet", ""])) + draw(non_ascii)
+        pairs = [p for p in pairs if p[0] != name] + [(name, value)]
+    elif kind == "digit-event-id":
+        verb = "GET"
+        stream = draw(st.sampled_from([STREAM_ID, STREAM_LIVE.rsplit(":", 1)[0], STREAM_DONE]))
+        pairs.append(("last-event-id", f"{stream}:{draw(non_ascii)}"))
+    else:
+        name = draw(st.sampled_from([*MCP_HEADERS, "authorization"]))
+        first = dict(pairs).get(name, draw(header_values))
+        second = draw(st.sampled_from([first, "", "tools/list", "failing_job", "Bearer alice-token"]))
+        pairs = [p for p in pairs if p[0] != name] + [(name, first), (name, second)]
+    if draw(st.booleans()):
+        pairs = draw(st.permutations(pairs))
+    return Case(verb, tuple(pairs), _encode(body, "ascii"))
+
+
 VALID = json.dumps(envelope("ping", {}, 1)).encode()
 
 
@@ -529,6 +573,8 @@ class Env:
     aws: EmbeddedAws
     refs: dict[str, str]
     max_body: int
+    # The app the client calls (dev auth outside), for requests sent as raw bytes.
+    app: Any = None
 
     def resolve(self, case: Case) -> tuple[list[tuple[str, str | bytes]], bytes | None]:
         def sub(value: Any) -> Any:
@@ -654,10 +700,9 @@ def env(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Ite
     wiring.reset()
     s = wiring.settings()
     app = create_app(wiring.mcp_server, anonymous_owner=s.anonymous_owner, max_body_bytes=s.max_body_bytes)
-    with TestClient(
-        DevAuthMiddleware(app, DEV_TOKENS), raise_server_exceptions=False, base_url="http://localhost"
-    ) as client:
-        yield Env(client, aws, _seed(client), s.max_body_bytes)
+    served = DevAuthMiddleware(app, DEV_TOKENS)
+    with TestClient(served, raise_server_exceptions=False, base_url="http://localhost") as client:
+        yield Env(client, aws, _seed(client), s.max_body_bytes, served)
     # Stop whatever the fuzz left running before moto goes away under it.
     service = wiring.task_service()
     for task_id, item in task_rows(aws).items():
@@ -961,3 +1006,76 @@ def test_regressions(env: Env) -> None:
     assert not failing, f"{len(failing)} of {len(REGRESSIONS)} regressions still fail:\n" + "\n".join(
         f"  {name}: {why}" for name, why in failing.items()
     )
+
+
+# -- hostile header bytes and repeated headers ---------------------------------------
+
+
+def _raw(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+
+
+def exercise_raw(env: Env, case: Case) -> Any:
+    """``exercise``, but the header bytes reach the app exactly as written (as uvicorn
+    passes them), and the answer must be a rejection: HTTP 400 with a JSON-RPC error."""
+    headers, body = env.resolve(case)
+    before = task_rows(env.aws)
+    resp = raw_request(env.app, case.verb, [(_raw(k), _raw(v)) for k, v in headers], body or b"")
+    problems = response_problems(resp, case.verb, _request_id(body))
+    if resp.status_code != 400 or not _rejected(resp):
+        problems.append(f"answered {resp.status_code}, not 400 with a JSON-RPC error")
+    writes = write_problems(before, task_rows(env.aws))
+    TOTALS["inputs"] += 1
+    TOTALS["unhandled"] += bool(problems)
+    TOTALS["writes"] += bool(writes)
+    BY_STATUS[resp.status_code] += 1
+    if resp.content.startswith(b"{"):
+        error = json.loads(resp.content).get("error") or {}
+        BY_CODE[error.get("code", -1) if isinstance(error.get("code"), int) else -1] += 1
+    assert not problems + writes, (
+        f"{problems + writes}\n  request: {case!r}\n  response: {resp.status_code} {resp.text[:400]}"
+    )
+    return resp
+
+
+@fuzz_settings(400)
+@given(case=hostile_header_cases())
+def test_hostile_header_bytes_and_repeats(env: Env, case: Case) -> None:
+    """Header bytes that are not UTF-8, MCP headers that are not plain ASCII, repeated
+    MCP headers: 400 with a JSON-RPC error, whatever the era, verb or body, and no write."""
+    assert exercise_raw(env, case).status_code == 400
+
+
+H2025 = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+CALL_2026 = {"name": "slow_compute", "arguments": {"seconds": 0}}
+
+
+def _with_header(name: str, value: str | bytes) -> Case:
+    """A valid 2026 tools/call with one more header."""
+    built = case("POST", headers_for("tools/call", CALL_2026), envelope("tools/call", CALL_2026, 1))
+    return Case(built.verb, (*built.headers, (name, value)), built.body)
+
+
+# What the issue found: each crashed (500) or was accepted when it must be refused.
+HEADER_REGRESSIONS: dict[str, Case] = {
+    # UnicodeDecodeError in the dev auth layer: a 500 before any MCP code ran.
+    "not-utf8-user-agent": Case("POST", (*H2025.items(), ("user-agent", b"caf\xe9")), VALID),
+    "not-utf8-bearer": Case("POST", (*H2025.items(), ("authorization", b"Bearer \xff")), VALID),
+    # Starlette reads header bytes as Latin-1, where 0xB2 is '²'; str.isdigit() accepts
+    # it and int() then raised in the resume code. (As UTF-8, '²' is two bytes.)
+    "superscript-last-event-id": Case("GET", (("last-event-id", f"{STREAM_ID}:1".encode() + b"\xb2"),), None),
+    "superscript-last-event-id-utf8": Case("GET", (("last-event-id", f"{STREAM_ID}:1²"),), None),
+    # Only the first was compared with the body; a proxy may route on the second.
+    "repeated-mcp-name": _with_header("mcp-name", "failing_job"),
+    "repeated-mcp-method": _with_header("mcp-method", "tasks/cancel"),
+}
+
+
+def test_header_regressions(env: Env) -> None:
+    failing = {}
+    for name, step in HEADER_REGRESSIONS.items():
+        try:
+            exercise_raw(env, step)
+        except AssertionError as exc:
+            failing[name] = str(exc).splitlines()[0][:200]
+    assert not failing, "\n".join(f"  {name}: {why}" for name, why in failing.items())

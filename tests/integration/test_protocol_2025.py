@@ -315,3 +315,27 @@ def test_a_tool_can_close_the_stream_and_the_result_survives_in_the_log(legacy: 
     resumed = parse_sse(legacy.resume(events[0]["id"]).text)
     messages = [e["data"] for e in resumed if e["data"]]
     assert messages[-1]["id"] == 1 and "resumed stream" in messages[-1]["result"]["content"][0]["text"]
+
+
+def test_cancelling_a_plain_call_that_asked_cancels_its_hidden_task(legacy: Legacy, aws: EmbeddedAws) -> None:
+    """notifications/cancelled for the call's request id reaches the task through the
+    call# item in DynamoDB, and stops the parked execution."""
+    import boto3
+
+    resp = legacy.post("tools/call", {"name": "confirm_delete", "arguments": {"filename": "x"}})
+    events = parse_sse(resp.text)
+    for _ in range(20):
+        if any(e["data"] and e["data"].get("method") == "elicitation/create" for e in events):
+            break
+        events = parse_sse(legacy.resume([e["id"] for e in events if e["id"]][-1]).text)
+    (task_id,) = [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]]
+    message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    assert legacy.http.post("/mcp", json=message, headers=legacy.headers()).status_code == 202
+    assert wiring.store().get(task_id).status.value == "cancelled"  # type: ignore[union-attr]
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
+    deadline = time.monotonic() + 10
+    while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"

@@ -31,3 +31,34 @@ def test_one_input_round_is_three_states_and_five_writes() -> None:
     assert out["states"] == ["RunTool", "AwaitInput", "RunTool"]
     # put, the questions, the park (state machine), the answer, the result
     assert len(out["dynamodb_writes"]) == 5
+
+
+def test_waiting_on_a_2025_stream_costs_what_polling_costs() -> None:
+    """Issue 13.5: a client waiting on tasks/result held an API Lambda 20 s at a time
+    (3,520 s of every hour); now each reconnect is one poll: the same requests, the
+    same read units, no held Lambda time. scripts/cost_per_task.py prints the hour."""
+    spec = importlib.util.spec_from_file_location("cost_per_task", ROOT / "scripts" / "cost_per_task.py")
+    assert spec and spec.loader
+    cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost)
+    cost.HOUR = 300.0  # five virtual minutes: the same per-poll costs, sooner
+    cost._register_hour_tool()
+    from taskgate.local.runtime import EmbeddedAws
+
+    rows = {}
+    for scenario in cost.HOUR_SCENARIOS:
+        runtime = EmbeddedAws().start()
+        try:
+            rows[scenario] = cost.run_scenario(scenario, runtime)
+        finally:
+            runtime.stop()
+    polls, waits = rows["polls tasks/get for an hour"], rows["waits on tasks/result for an hour"]
+    assert waits["api_held_seconds"] == 0
+    assert waits["api_requests"] == polls["api_requests"]
+    # Once per wait, not per poll: the stream's log item (written once) and the first
+    # stream's look at the session's resource subscriptions.
+    assert waits["rcu"] <= polls["rcu"] + 1
+    assert waits["wcu"] <= polls["wcu"] + 2
+    extra = sum(cost.price(waits).values()) - sum(cost.price(polls).values())
+    once = 2 * cost.PRICES["ddb_wru"] + cost.PRICES["ddb_rru"]
+    assert extra <= once * 1_000_000 + 1e-9  # $ per million tasks

@@ -13,15 +13,12 @@ import pytest
 
 from taskgate import wiring
 from taskgate.adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
-from taskgate.domain.errors import TransitionRejected
-from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
+from taskgate.domain.model import ACTIVE, TaskRecord, TaskStatus
 from taskgate.domain.transitions import Op
 from taskgate.local.runtime import EmbeddedAws
-from tests.transition_matrix import CASES, QUESTIONS, TOKEN, verdict
+from tests.transition_matrix import CASES, NOW, QUESTIONS, TOKEN, answer_problems, run_op, verdict
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-NOW = 1_800_000_000_000
-ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
 ASL = json.loads((ROOT / "statemachines" / "task.asl.json").read_text())
 
 
@@ -96,41 +93,9 @@ class DynamoUnderTest:
         return task_id
 
     def apply(self, op: Op, task_id: str) -> bool:
-        s = self.store
-        try:
-            if op is Op.PROGRESS:
-                s.report_progress(task_id, "m", NOW, ALIVE)
-            elif op is Op.ASK:
-                s.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
-            elif op is Op.PARK:
-                return self._state("AwaitInput", task_id)
-            elif op is Op.ANSWER:
-                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
-            elif op is Op.RESUME:
-                s.answer_inputs(
-                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
-                )
-            elif op is Op.CHECKPOINT:
-                s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
-            elif op is Op.FAIL and self._fail_by == "RecordFailure":
-                return self._state("RecordFailure", task_id)
-            elif op in (Op.COMPLETE, Op.FAIL):
-                status = TaskStatus.COMPLETED if op is Op.COMPLETE else TaskStatus.FAILED
-                return s.finish(
-                    task_id,
-                    status=status,
-                    outcome=Outcome.SUCCESS,
-                    result=None,
-                    error=None,
-                    message=None,
-                    now_ms=NOW,
-                    alive=ALIVE,
-                )
-            elif op is Op.CANCEL:
-                s.cancel(task_id, "m", NOW, ALIVE)
-        except TransitionRejected:
-            return False
-        return True
+        if op is Op.FAIL and self._fail_by == "RecordFailure":
+            return self._state("RecordFailure", task_id)
+        return run_op(self.store, op, task_id, lambda t: self._state("AwaitInput", t))
 
     def _state(self, state: str, task_id: str) -> bool:
         try:
@@ -153,6 +118,10 @@ def test_dynamodb_follows_the_table(aws: EmbeddedAws, op: Op, start: TaskStatus)
 @pytest.mark.parametrize("start", list(TaskStatus))
 def test_the_state_machines_record_failure_follows_the_table(aws: EmbeddedAws, start: TaskStatus) -> None:
     assert verdict(DynamoUnderTest(aws, fail_by="RecordFailure"), Op.FAIL, start).problems() == []
+
+
+def test_dynamodb_lets_only_the_last_answer_resume(aws: EmbeddedAws) -> None:
+    assert answer_problems(DynamoUnderTest(aws)) == []
 
 
 def test_the_adapter_is_the_one_wiring_uses(aws: EmbeddedAws) -> None:

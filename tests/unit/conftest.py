@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from taskgate.http_app import create_app
 from tests.fakes import World
-from tests.mcp_client import Mcp
+from tests.mcp_client import Legacy, Mcp
 
 
 class NetworkBlocked(RuntimeError):
@@ -52,3 +52,11 @@ def http(world: World) -> Iterator[TestClient]:
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
     with TestClient(app, base_url="http://localhost") as client:
         yield client
+
+
+@pytest.fixture
+def legacy(http: TestClient) -> Legacy:
+    """A 2025-11-25 client with a session, over the app on the fakes."""
+    client = Legacy(http)
+    client.initialize()
+    return client

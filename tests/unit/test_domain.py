@@ -23,6 +23,7 @@ def test_effective_ttl_is_capped_and_defaulted() -> None:
         max_active_per_owner=0,
         max_argument_bytes=1000,
         max_input_response_bytes=1000,
+        max_checkpoint_bytes=1000,
     )
     assert limits.effective_ttl(None) == 60_000
     assert limits.effective_ttl(0) == 60_000

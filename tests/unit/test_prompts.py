@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from starlette.testclient import TestClient
 
 from taskgate.tools.catalog import CompletionContext, complete
 from taskgate.tools.prompts import Message, Prompt, PromptContext, prompt
@@ -16,13 +15,6 @@ from tests.fakes import World
 from tests.mcp_client import Legacy, Mcp
 
 ELICITING = {"elicitation": {}}
-
-
-@pytest.fixture
-def legacy(http: TestClient) -> Legacy:
-    client = Legacy(http)
-    client.initialize()
-    return client
 
 
 def _meta(capabilities: dict[str, Any]) -> dict[str, Any]:

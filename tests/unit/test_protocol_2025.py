@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
 
 from tests.fakes import World
@@ -14,13 +13,6 @@ from tests.mcp_client import Legacy
 from tests.sse import over_streams, result_over_streams
 
 RELATED = "io.modelcontextprotocol/related-task"
-
-
-@pytest.fixture
-def legacy(http: TestClient) -> Legacy:
-    client = Legacy(http)
-    client.initialize()
-    return client
 
 
 def _task(legacy: Legacy, name: str, arguments: dict[str, Any], **task: Any) -> str:

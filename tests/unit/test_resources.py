@@ -9,20 +9,12 @@ from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from starlette.testclient import TestClient
 
 from taskgate.tools.resources import Contents, Resource, ResourceContext, ResourceNotFound, resource
 from tests.fakes import World
 from tests.mcp_client import Legacy, Mcp, envelope, headers_for
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-
-
-@pytest.fixture
-def legacy(http: TestClient) -> Legacy:
-    client = Legacy(http)
-    client.initialize()
-    return client
 
 
 def _finished_report(world: World, owner: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
 
 from tests.fakes import World
@@ -13,13 +12,6 @@ from tests.mcp_client import Legacy
 from tests.sse import result_over_streams
 
 ACCEPT = {"action": "accept", "content": {"confirm": True}}
-
-
-@pytest.fixture
-def legacy(http: TestClient) -> Legacy:
-    client = Legacy(http)
-    client.initialize()
-    return client
 
 
 def _task(legacy: Legacy, name: str, arguments: dict[str, Any]) -> str:

@@ -7,13 +7,10 @@ import dataclasses
 import pytest
 
 from taskgate.domain.errors import TransitionRejected
-from taskgate.domain.model import ACTIVE, TERMINAL, Expiry, Outcome, TaskRecord, TaskStatus
+from taskgate.domain.model import ACTIVE, TERMINAL, TaskRecord, TaskStatus
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, check
 from tests.fakes import MemoryTaskStore
-from tests.transition_matrix import CASES, QUESTIONS, TOKEN, covered, verdict
-
-NOW = 1_800_000_000_000
-ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
+from tests.transition_matrix import CASES, NOW, QUESTIONS, TOKEN, answer_problems, covered, run_op, verdict
 
 
 class FakeUnderTest:
@@ -42,36 +39,11 @@ class FakeUnderTest:
         return record.task_id
 
     def apply(self, op: Op, task_id: str) -> bool:
-        s = self.store
+        return run_op(self.store, op, task_id, self._park)
+
+    def _park(self, task_id: str) -> bool:
         try:
-            if op is Op.PROGRESS:
-                s.report_progress(task_id, "m", NOW, ALIVE)
-            elif op is Op.ASK:
-                s.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
-            elif op is Op.PARK:
-                s.park(task_id, "token-2", NOW)
-            elif op is Op.ANSWER:
-                s.answer_inputs(task_id, {"q1": 1}, resume=False, task_token=TOKEN, now_ms=NOW, alive=ALIVE)
-            elif op is Op.RESUME:
-                s.answer_inputs(
-                    task_id, {"q1": 1, "q2": 2}, resume=True, task_token=TOKEN, now_ms=NOW, alive=ALIVE
-                )
-            elif op is Op.CHECKPOINT:
-                s.save_checkpoint(task_id, {"n": 1}, NOW, ALIVE)
-            elif op in (Op.COMPLETE, Op.FAIL):
-                status = TaskStatus.COMPLETED if op is Op.COMPLETE else TaskStatus.FAILED
-                return s.finish(
-                    task_id,
-                    status=status,
-                    outcome=Outcome.SUCCESS,
-                    result=None,
-                    error=None,
-                    message=None,
-                    now_ms=NOW,
-                    alive=ALIVE,
-                )
-            elif op is Op.CANCEL:
-                s.cancel(task_id, "m", NOW, ALIVE)
+            self.store.park(task_id, "token-2", NOW)
         except TransitionRejected:
             return False
         return True
@@ -112,3 +84,7 @@ def test_the_check_catches_a_store_that_allows_too_much() -> None:
             return super().apply(op, task_id)
 
     assert verdict(Lax(), Op.CANCEL, TaskStatus.COMPLETED).problems()
+
+
+def test_the_fake_store_lets_only_the_last_answer_resume() -> None:
+    assert answer_problems(FakeUnderTest()) == []

@@ -32,6 +32,7 @@ def _world(budget: int, **fns: Any) -> World:
         world.tools,
         world.clock,
         world.results,
+        limits=world.limits,
         max_runtime_ms=0,
         yield_margin_ms=60_000,
         history_budget=budget,
@@ -68,8 +69,8 @@ def test_each_question_round_counts_its_history_with_the_retries_before_it(world
     world.store.answer_inputs(
         record.task_id,
         {"q0": {"action": "accept", "content": {}}},
-        resume=True,
         task_token="t1",
+        max_answer_bytes=world.limits.max_input_response_bytes,
         now_ms=world.clock(),
         alive=world.store.records[record.task_id].kept_alive(world.clock()),
     )

@@ -46,17 +46,26 @@ class Settings(BaseModel):
     anonymous_owner: str = Field(default="anonymous", min_length=1)
     tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
     max_body_bytes: Positive = 1_048_576
-    # Under API Gateway's 29 s, with room for the Lambda's own overhead.
-    stream_max_seconds: Annotated[float, Field(gt=0, le=28)] = 20.0
-    # How often a waiting tasks/result stream reads the task.
-    stream_poll_ms: Positive = 250
+    # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
+    # the task at its pollInterval) before the client reconnects. 0: read once and
+    # end with retry = pollInterval, which costs what polling tasks/get does.
+    # At most 28: under API Gateway's 29 s, with room for the Lambda's own overhead.
+    stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100
+    # Plain tool calls (and streams holding on) one process runs at once; past it,
+    # 503 + Retry-After. Under the server's 40 worker threads, so other requests always
+    # find one. A Lambda instance serves one request at a time: only the local server
+    # (or one process serving many) ever reaches it.
+    max_inline_calls: Annotated[int, Field(gt=0, le=32)] = 16
     max_argument_bytes: Positive = 262_144
+    # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
+    # The state a tool saves with ctx.checkpoint.
+    max_checkpoint_bytes: Positive = 65_536
     max_inline_result_bytes: Positive = 262_144
     # A task result larger than this is delivered as resource_links to its parts (a Lambda
     # response is at most 6 MB); each part is read with resources/read.

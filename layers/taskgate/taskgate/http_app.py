@@ -17,6 +17,7 @@ from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
+from .protocol.headers import header_problem
 from .protocol.identity import owner_from_event
 from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
@@ -81,6 +82,11 @@ def create_app(
         return fn(*args) if inline else await run_in_threadpool(fn, *args)
 
     async def mcp(request: Request) -> Response:
+        problem = header_problem(request.scope["headers"])
+        if problem is not None:
+            # Before anything reads a header: bytes that are not UTF-8, MCP headers
+            # that are not plain ASCII, or one sent twice (a proxy could read the other).
+            return JSONResponse(failure(None, problem), 400)
         refusal = guard.refusal(request.headers, _own_domain(request))
         if refusal is not None:
             return _error(403, INVALID_REQUEST, refusal)

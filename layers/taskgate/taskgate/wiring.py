@@ -25,7 +25,7 @@ from .protocol.deferred import DeferredEra
 from .protocol.era import Era
 from .protocol.request_state import RequestStates, ephemeral_keys
 from .protocol.server import McpServer
-from .protocol.shared import AuditHook, Services
+from .protocol.shared import AuditHook, InlineSlots, Services
 from .protocol.transport_security import TransportSecurity
 from .protocol.v2026 import Era2026
 from .tools.registry import ToolRegistry, registry
@@ -123,6 +123,7 @@ def limits(s: Settings) -> Limits:
         max_active_per_owner=s.max_active_tasks_per_owner,
         max_argument_bytes=s.max_argument_bytes,
         max_input_response_bytes=s.max_input_response_bytes,
+        max_checkpoint_bytes=s.max_checkpoint_bytes,
     )
 
 
@@ -165,7 +166,12 @@ def build_mcp_server(
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
     services = Services(
-        tasks or task_service(), tools(), hook, s.anonymous_owner, request_states=request_states()
+        tasks or task_service(),
+        tools(),
+        hook,
+        s.anonymous_owner,
+        InlineSlots(s.max_inline_calls),
+        request_states=request_states(),
     )
 
     def era2025() -> Era:
@@ -177,8 +183,9 @@ def build_mcp_server(
         streams = ResultStreams(
             services.tasks,
             kept,
+            results=results(),
+            slots=services.inline,
             budget_seconds=s.stream_max_seconds,
-            poll_seconds=s.stream_poll_ms / 1000,
             log_retention_ms=s.stream_log_ttl_ms,
         )
         return Era2025(
@@ -204,6 +211,7 @@ def worker() -> Worker:
         tools(),
         now_ms,
         results(),
+        limits=limits(s),
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
         yield_margin_ms=s.step_yield_margin_ms,
     )

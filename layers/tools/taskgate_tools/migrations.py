@@ -1,4 +1,7 @@
-"""An operation that asks before it acts: archive old orders out of the live table."""
+"""An operation that asks before it acts: archive old orders out of the caller's live table.
+
+The orders it changes are the caller's own (``ctx.owner``): another owner's
+orders, and their reports, are never touched."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from taskgate.tools import Elicit, ToolContext, ToolError, tool
 
-from .sample_data import ensure_orders
+from .sample_data import ensure_orders, owner_database
 
 
 class ArchiveOrdersInput(BaseModel):
@@ -29,7 +32,9 @@ class ArchiveOrdersInput(BaseModel):
     title="Archive old orders",
 )
 def archive_orders(args: ArchiveOrdersInput, ctx: ToolContext) -> str:
-    con = sqlite3.connect(ensure_orders(args.year, args.orders))
+    # A caller with no identity keeps nothing: its archive is done on a throwaway copy.
+    where = owner_database(ctx.owner, args.year, args.orders) if ctx.owner else ctx.scratch_dir / "orders.db"
+    con = sqlite3.connect(ensure_orders(where, args.year, args.orders))
     try:
         con.execute("CREATE TABLE IF NOT EXISTS orders_archive AS SELECT * FROM orders WHERE 0")
         (pending,) = con.execute(

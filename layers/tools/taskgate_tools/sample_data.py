@@ -1,11 +1,15 @@
-"""A year of sample orders in SQLite, generated deterministically on first use.
+"""A year of sample orders in SQLite, generated deterministically.
 
-Lambda's /tmp (or the local temp dir) holds the file; every instance that
-needs it builds the same data from the same seed, so results are reproducible.
+Every instance builds the same data from the same seed, so results are
+reproducible. Where a database lives is the caller's business: an owner's own
+orders (``owner_database``, kept between tasks and changed only by that owner's
+tools) or a throwaway copy in a run's ``ctx.scratch_dir``. Lambda's /tmp is per
+instance: a real deployment keeps owners' data in a real database.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import sqlite3
@@ -19,16 +23,23 @@ REGIONS = ("north", "south", "east", "west")
 _lock = threading.Lock()
 
 
-def database_path(year: int, orders: int) -> Path:
-    root = Path(os.environ.get("TASKGATE_DATA_DIR", tempfile.gettempdir()))
-    return root / f"taskgate-orders-{year}-{orders}.sqlite3"
+def data_root() -> Path:
+    return Path(os.environ.get("TASKGATE_DATA_DIR", tempfile.gettempdir()))
 
 
-def ensure_orders(year: int, orders: int = 50_000) -> Path:
-    path = database_path(year, orders)
+def owner_database(owner: str, year: int, orders: int) -> Path:
+    """Where ``owner``'s own orders live: one directory per owner (named by a hash,
+    since owners are issuer URLs and ARNs), never shared with another caller."""
+    digest = hashlib.sha256(owner.encode()).hexdigest()[:32]
+    return data_root() / "taskgate-owners" / digest / f"orders-{year}-{orders}.sqlite3"
+
+
+def ensure_orders(path: Path, year: int, orders: int = 50_000) -> Path:
+    """``path``, holding the sample orders of ``year`` (built there if it is not yet)."""
     with _lock:
         if path.exists():
             return path
+        path.parent.mkdir(parents=True, exist_ok=True)
         rng = random.Random(f"orders-{year}-{orders}")
         tmp = path.with_suffix(".partial")
         tmp.unlink(missing_ok=True)

@@ -1,4 +1,5 @@
-"""SessionStore on DynamoDB, in the task table under ``session#…`` / ``stream#…`` keys.
+"""SessionStore on DynamoDB, in the task table under ``session#…`` / ``stream#…`` /
+``call#…`` keys.
 
 These items carry no ``ownerId`` attribute, so the owner index never sees them.
 """
@@ -59,10 +60,10 @@ class DynamoDBSessionStore:
         )
 
     @translating
-    def get_session(self, session_id: str) -> Session | None:
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -106,10 +107,10 @@ class DynamoDBSessionStore:
         )
 
     @translating
-    def get_stream(self, stream_id: str) -> StreamState | None:
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -143,6 +144,27 @@ class DynamoDBSessionStore:
             raise
         return True
 
+    @translating
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(f"call#{key}"),
+                "kind": _s("call"),
+                "callTaskId": _s(task_id),
+                "expiresAt": _expires(expires_at_ms),
+            },
+        )
+
+    @translating
+    def find_call(self, key: str) -> str | None:
+        item = self._live(
+            self._ddb.get_item(
+                TableName=self._table, Key={"taskId": _s(f"call#{key}")}, ConsistentRead=True
+            ).get("Item")
+        )
+        return item["callTaskId"]["S"] if item else None
+
     # -- resource subscriptions: one item per session, a map keyed by a hash of the URI
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
 
@@ -150,10 +172,10 @@ class DynamoDBSessionStore:
         return {"taskId": _s(f"subs#{session_id}")}
 
     @translating
-    def subscriptions(self, session_id: str) -> dict[str, str]:
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+                TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:

@@ -9,7 +9,8 @@ Item layout (attribute: type):
   retentionMs N · resultRef S (results kept in S3) · clientCapabilities S(JSON) ·
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
-  domain/history.py)
+  domain/history.py) · answerBytes N (what inputResponses holds, kept by the
+  answer writes' conditions)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
+from ..domain.limits import map_size
 from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
 from .aws_errors import error_code, translate, translated
 
@@ -198,6 +200,7 @@ class DynamoDBTaskStore:
             "expiresAt": _n(_expires_at_seconds(record.expires_at_ms)),
             "activeOwner": _s(record.owner),
             "inputResponses": {"M": {k: _s(_dumps(v)) for k, v in record.input_responses.items()}},
+            "answerBytes": _n(map_size(record.input_responses)),
         }
         if record.status_message:
             item["statusMessage"] = _s(record.status_message)
@@ -218,13 +221,15 @@ class DynamoDBTaskStore:
         except BotoCoreError as exc:
             raise translate(exc) from exc
 
-    def get(self, task_id: str) -> TaskRecord | None:
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
         if not task_id or "#" in task_id:
             # Session and stream items share the table under "kind#id" keys; no
             # task id has a '#', so such a key can never read one as a task.
             return None
         with translated():
-            resp = self._ddb.get_item(TableName=self._table, Key=self._key(task_id), ConsistentRead=True)
+            resp = self._ddb.get_item(
+                TableName=self._table, Key=self._key(task_id), ConsistentRead=consistent
+            )
         item = resp.get("Item")
         return record_from_item(item) if item else None
 
@@ -430,43 +435,75 @@ class DynamoDBTaskStore:
         task_id: str,
         responses: dict[str, Any],
         *,
-        resume: bool,
         task_token: str,
         now_ms: int,
         alive: Expiry,
-    ) -> None:
+        max_answer_bytes: int,
+        likely_last: bool = False,
+    ) -> bool:
+        """Two writes could record these answers, and DynamoDB's conditions pick one:
+        the last answer (every answered key outstanding and nothing else left: it
+        resumes) or a partial one (other questions stay outstanding). At most one of
+        the two can match the item as it is, so whichever answers arrive together,
+        exactly one write sees no question left and resumes. The caller's guess only
+        orders the attempts."""
+        mine = map_size(responses)
+        if mine > max_answer_bytes:
+            raise TransitionRejected(task_id)
         names: dict[str, str] = {"#status": "status"}
         values: dict[str, Any] = {
             ":input_required": _s("input_required"),
             ":token": _s(task_token),
             ":now": _t(now_ms),
+            ":n": _n(len(responses)),
+            ":mine": _n(mine),
+            ":room": _n(max_answer_bytes - mine),
+            ":zero": _n(0),
             **_alive_values(alive),
         }
-        sets = ["lastUpdatedAt = :now", _KEEP_ALIVE]
-        removes: list[str] = []
-        conditions = ["#status = :input_required", "taskToken = :token"]
+        sets = [
+            "lastUpdatedAt = :now",
+            _KEEP_ALIVE,
+            "answerBytes = if_not_exists(answerBytes, :zero) + :mine",
+        ]
+        conditions = [
+            "#status = :input_required",
+            "taskToken = :token",
+            # Every answer the task holds stays within its bound, decided by the write
+            # (rows written before the counter existed start from zero).
+            "(attribute_not_exists(answerBytes) OR answerBytes <= :room)",
+        ]
+        answered: list[str] = []
         for i, (key, answer) in enumerate(responses.items()):
             names[f"#k{i}"] = key
             values[f":v{i}"] = _s(_dumps(answer))
             sets.append(f"inputResponses.#k{i} = :v{i}")
             conditions.append(f"attribute_exists(inputRequests.#k{i})")
-            if not resume:
-                removes.append(f"inputRequests.#k{i}")
-        if resume:
-            sets += ["#status = :working", "statusMessage = :resumed"]
-            values[":working"] = _s("working")
-            values[":resumed"] = _s("Resuming with the client's answers.")
-            removes += ["taskToken", "inputRequests"]
-        expression = "SET " + ", ".join(sets)
-        if removes:
-            expression += " REMOVE " + ", ".join(removes)
-        self._update(
-            task_id,
-            UpdateExpression=expression,
-            ConditionExpression=" AND ".join(conditions),
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
+            answered.append(f"inputRequests.#k{i}")
+        last = {
+            "UpdateExpression": "SET "
+            + ", ".join([*sets, "#status = :working", "statusMessage = :resumed"])
+            + " REMOVE taskToken, inputRequests",
+            "ConditionExpression": " AND ".join([*conditions, "size(inputRequests) = :n"]),
+            "ExpressionAttributeValues": {
+                **values,
+                ":working": _s("working"),
+                ":resumed": _s("Resuming with the client's answers."),
+            },
+        }
+        partial = {
+            "UpdateExpression": "SET " + ", ".join(sets) + " REMOVE " + ", ".join(answered),
+            "ConditionExpression": " AND ".join([*conditions, "size(inputRequests) > :n"]),
+            "ExpressionAttributeValues": values,
+        }
+        attempts = [(True, last), (False, partial)] if likely_last else [(False, partial), (True, last)]
+        for resumes, write in attempts:
+            try:
+                self._update(task_id, ExpressionAttributeNames=names, **write)
+            except TransitionRejected:
+                continue
+            return resumes
+        raise TransitionRejected(task_id)
 
     def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         resp = self._update(

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from ..codes import INTERNAL_ERROR
+from .limits import MAX_STATUS_MESSAGE_BYTES, bounded_error, cut
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 
@@ -37,12 +38,14 @@ class TaskEnder:
         this call ended it. ``error`` (default ``{code, message}``) is what
         tasks/result and tasks/get report."""
         now = self._clock()
+        # What a tool raises is bounded like everything else the row keeps.
+        message = cut(message, MAX_STATUS_MESSAGE_BYTES)
         wrote = self._store.finish(
             record.task_id,
             status=TaskStatus.FAILED,
             outcome=Outcome.PROTOCOL_ERROR,
             result=None,
-            error=error or {"code": code, "message": message},
+            error=bounded_error(error or {"code": code, "message": message}),
             message=message,
             now_ms=now,
             alive=record.kept_alive(now),

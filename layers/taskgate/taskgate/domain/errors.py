@@ -57,6 +57,11 @@ class ServiceUnavailable(TaskgateError):
     acknowledged, and the same request may succeed if retried."""
 
 
+class ServerBusy(ServiceUnavailable):
+    """This process already runs as much inline work as it may: retry shortly (its
+    message says what to do instead)."""
+
+
 class DependencyFailure(TaskgateError):
     """A dependency refused for good (access denied, validation, a missing object):
     retrying the same request cannot help."""

@@ -1,18 +1,80 @@
 """The bounds the task lifecycle enforces. Built from ``Settings`` (the one place
-the defaults live) by the composition root."""
+the configurable defaults live) by the composition root.
+
+A task is one DynamoDB item, and an item holds at most 400 KB. Every field a
+client or a tool can grow has its own bound here, and a write that would take
+the row as a whole past ``MAX_ROW_BYTES`` is refused before it is sent, the way
+its field's bound refuses it: a client gets -32602 with ``data.limit`` and
+nothing is stored; a tool gets a clear failure it can act on.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import PayloadTooLarge
+from .model import TaskRecord
+
+# DynamoDB's item limit is 400 KB (409,600 bytes, attribute names included). The
+# variable fields below may take MAX_ROW_BYTES together; ROW_FIXED_BYTES covers
+# the rest (attribute names, ids, timestamps, a task token of up to 2 KB).
+MAX_ROW_BYTES = 400_000
+ROW_FIXED_BYTES = 6_144
+# A JSON-RPC request id or progress token that taskgate keeps (2025-11-25: in the
+# task row for the task's life, in a stream's log for its replays).
+MAX_STORED_ID_BYTES = 1_024
+# Longer progress messages are cut (with an ellipsis) rather than refused: a
+# progress report never fails a task.
+MAX_STATUS_MESSAGE_BYTES = 2_048
+# The questions a tool asks in one round (their keys and requests, as stored).
+MAX_QUESTIONS_BYTES = 65_536
+# A tool's JSON-RPC error as stored: past it, ``data`` is dropped and the message cut.
+MAX_ERROR_BYTES = 16_384
 
 
 def json_size(value: Any) -> int:
     """Bytes of ``value`` as it is stored: compact JSON, UTF-8, no ASCII escaping."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def map_size(entries: Mapping[str, Any]) -> int:
+    """Bytes of a map stored one JSON value per key (questions, answers)."""
+    return sum(len(key.encode()) + json_size(value) for key, value in entries.items())
+
+
+def row_size(record: TaskRecord) -> int:
+    """What the row's variable fields take, and what it holds besides them."""
+    return (
+        ROW_FIXED_BYTES
+        + json_size(record.arguments)
+        + map_size(record.input_requests)
+        + map_size(record.input_responses)
+        + (json_size(record.checkpoint) if record.checkpoint is not None else 0)
+        + (len(record.status_message.encode()) if record.status_message else 0)
+        + (json_size(record.progress_token) if record.progress_token is not None else 0)
+        + (json_size(record.client_capabilities) if record.client_capabilities is not None else 0)
+        + (json_size(record.result) if record.result is not None else 0)
+        + (json_size(record.error) if record.error is not None else 0)
+    )
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` UTF-8 bytes, cut at a character with an ellipsis."""
+    encoded = text.encode()
+    if len(encoded) <= limit:
+        return text
+    return encoded[: max(0, limit - 3)].decode(errors="ignore") + "…"
+
+
+def bounded_error(error: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-RPC error as it may be stored: within MAX_ERROR_BYTES, its ``data``
+    dropped and its message cut when it is not."""
+    if json_size(error) <= MAX_ERROR_BYTES:
+        return error
+    return {"code": error.get("code"), "message": cut(str(error.get("message", "")), MAX_ERROR_BYTES // 2)}
 
 
 @dataclass(frozen=True)
@@ -23,7 +85,11 @@ class Limits:
     # 0: no limit.
     max_active_per_owner: int
     max_argument_bytes: int
+    # Every answer a task holds, all rounds and paths (tasks/update, 2025
+    # elicitation answers, answers carried by a 2026 tools/call) together.
     max_input_response_bytes: int
+    # A tool's checkpoint state (``ctx.checkpoint``).
+    max_checkpoint_bytes: int
 
     def effective_ttl(self, requested_ms: int | None) -> int:
         if requested_ms is None or requested_ms <= 0:
@@ -35,7 +101,53 @@ class Limits:
         if size > self.max_argument_bytes:
             raise PayloadTooLarge("arguments", size, self.max_argument_bytes)
 
-    def check_answers(self, answers: dict[str, Any]) -> None:
-        size = json_size(answers)
+    def check_answers(self, answers: Mapping[str, Any]) -> None:
+        """One request's answers, before anything is read."""
+        size = map_size(answers)
         if size > self.max_input_response_bytes:
             raise PayloadTooLarge("inputResponses", size, self.max_input_response_bytes)
+
+    def answer_room(self, record: TaskRecord) -> int:
+        """How many bytes of answers ``record`` may hold in all: its bound, or less
+        when the rest of the row leaves less."""
+        rest = row_size(record) - map_size(record.input_responses)
+        return max(0, min(self.max_input_response_bytes, MAX_ROW_BYTES - rest))
+
+    def check_held_answers(self, record: TaskRecord, new: Mapping[str, Any]) -> int:
+        """The answers ``record`` would hold with ``new`` added; raise PayloadTooLarge
+        past ``answer_room``. Returns that room (the bound the write enforces)."""
+        room = self.answer_room(record)
+        size = map_size({**record.input_responses, **new})
+        if size > room:
+            raise PayloadTooLarge("The task's answers (all inputResponses together)", size, room)
+        return room
+
+    @staticmethod
+    def check_row(record: TaskRecord) -> None:
+        """A new row as a whole (each bound may be configured high enough that
+        together they would not fit)."""
+        size = row_size(record)
+        if size > MAX_ROW_BYTES:
+            raise PayloadTooLarge(
+                "The task (arguments, answers and progress token together)", size, MAX_ROW_BYTES
+            )
+
+    @staticmethod
+    def check_stored_id(what: str, value: Any) -> None:
+        """A request id or progress token that will be stored."""
+        if value is None:
+            return
+        size = json_size(value)
+        if size > MAX_STORED_ID_BYTES:
+            raise PayloadTooLarge(what, size, MAX_STORED_ID_BYTES)
+
+    def checkpoint_room(self, record: TaskRecord) -> int:
+        """How big ``record``'s checkpoint may be: its bound, or less when the rest of
+        the row leaves less."""
+        rest = row_size(record) - (json_size(record.checkpoint) if record.checkpoint is not None else 0)
+        return max(0, min(self.max_checkpoint_bytes, MAX_ROW_BYTES - rest))
+
+    @staticmethod
+    def questions_room(record: TaskRecord) -> int:
+        rest = row_size(record) - map_size(record.input_requests)
+        return max(0, min(MAX_QUESTIONS_BYTES, MAX_ROW_BYTES - rest))

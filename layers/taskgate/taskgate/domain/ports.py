@@ -17,8 +17,10 @@ class TaskStore(Protocol):
     def create(self, record: TaskRecord) -> None:
         """Durably create the row; raise TaskAlreadyExists if the id is taken."""
 
-    def get(self, task_id: str) -> TaskRecord | None:
-        """Strongly consistent read; None when there is no row."""
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
+        """The row, or None when there is none. Strongly consistent unless
+        ``consistent=False`` (half the price; it may lag a recent write by about a
+        second: for readers that will simply look again, like a waiting stream)."""
 
     def list_for_owner(
         self, owner: str, *, limit: int, cursor: str | None
@@ -75,14 +77,21 @@ class TaskStore(Protocol):
         task_id: str,
         responses: dict[str, Any],
         *,
-        resume: bool,
         task_token: str,
         now_ms: int,
         alive: Expiry,
-    ) -> None:
-        """Record answers to outstanding input requests, and flip back to working when
-        ``resume``. Raise TransitionRejected if the task is no longer parked on
-        ``task_token`` or an answered key is no longer outstanding."""
+        max_answer_bytes: int,
+        likely_last: bool = False,
+    ) -> bool:
+        """Record answers to outstanding questions in one conditional write, and return
+        True when that write answered the last outstanding question: the same write
+        moves the task back to working (RESUME), so exactly one answer resumes a task
+        however many arrive at once. Otherwise it only records them (ANSWER).
+
+        Raise TransitionRejected, changing nothing, if the task is no longer parked on
+        ``task_token``, an answered key is no longer outstanding, or the answers the
+        task holds would pass ``max_answer_bytes``. ``likely_last`` is the caller's
+        guess from an earlier read (which write to try first), never the decision."""
 
     def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
         """Move an active task to cancelled and return it as it now is.

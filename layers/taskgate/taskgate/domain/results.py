@@ -16,11 +16,10 @@ import json
 from typing import Any
 
 from .errors import PayloadTooLarge, ResultUnavailable
+from .limits import MAX_ROW_BYTES
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import BlobStore
 
-# Room left in a 400 KB DynamoDB item for the arguments and bookkeeping beside a result.
-ROW_BUDGET_BYTES = 350_000
 # The parts of a result too large for one response.
 RESULT_PART_URI = "taskgate://tasks/{task_id}/result/{part}"
 RESULT_PART_TEMPLATE = "taskgate://tasks/{taskId}/result/{part}"
@@ -88,16 +87,36 @@ class ResultStore:
 
     def place(self, task_id: str, result: dict[str, Any], beside_bytes: int, *, keep_ms: int) -> PlacedResult:
         """Keep ``result`` in the row, or write it to the bucket and keep its key.
-        ``beside_bytes`` is what else the row holds (the arguments); ``keep_ms`` how long
-        the row is kept after this write (its retention), which the object must outlive."""
+        ``beside_bytes`` is what else the row holds (``limits.row_size``); ``keep_ms`` how
+        long the row is kept after this write (its retention), which the object must outlive."""
         encoded = json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode()
-        if len(encoded) <= self._max_inline and len(encoded) + beside_bytes <= ROW_BUDGET_BYTES:
+        room = max(0, min(self._max_inline, MAX_ROW_BYTES - beside_bytes))
+        if len(encoded) <= room:
             return PlacedResult(inline=result, ref=None)
         if self._blobs is None:
-            raise PayloadTooLarge("The result", len(encoded), self._max_inline)
+            raise PayloadTooLarge("The result", len(encoded), room)
         ref = result_key(task_id)
         self._blobs.put(ref, encoded, keep_days=retention_days(keep_ms))
         return PlacedResult(inline=None, ref=ref)
+
+    def keep(self, name: str, value: dict[str, Any], *, keep_ms: int) -> str | None:
+        """Keep ``value`` in the bucket for at least ``keep_ms`` (a plain call's response
+        that a stream must be able to replay); its key, or None when there is no bucket."""
+        if self._blobs is None:
+            return None
+        ref = f"results/{name}.json"
+        self._blobs.put(ref, _encode(value), keep_days=retention_days(keep_ms))
+        return ref
+
+    def load(self, ref: str) -> dict[str, Any]:
+        """What ``keep`` stored; ResultUnavailable once it is gone."""
+        if self._blobs is None:
+            raise ResultUnavailable(ref)
+        try:
+            loaded: dict[str, Any] = json.loads(self._blobs.get(ref))
+        except KeyError:
+            raise ResultUnavailable(ref) from None
+        return loaded
 
     def discard(self, placed: PlacedResult) -> None:
         """The task ended otherwise (cancelled) while this result was written: nobody

@@ -15,6 +15,7 @@ from .ending import TaskEnder
 from .errors import (
     DependencyFailure,
     InvalidCursor,
+    ServiceUnavailable,
     TaskgateError,
     TaskNotFound,
     TooManyActiveTasks,
@@ -27,9 +28,9 @@ from .results import ResultPart, ResultStore
 
 logger = logging.getLogger(__name__)
 
-# A concurrent tasks/update can answer the same key between our read and our
-# write; a few re-reads settle it without ever blocking.
-_ANSWER_ATTEMPTS = 4
+# A concurrent answer can change the task between our read and our write; each
+# failed conditional write means another one landed, so a few re-reads settle it.
+_ANSWER_ATTEMPTS = 8
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,10 @@ class TaskService:
         client_capabilities: dict[str, Any] | None = None,
     ) -> TaskRecord:
         self.limits.check_arguments(arguments)
+        # Answers carried by the call (2026: a tools/call's inputResponses) and the
+        # progress token are kept in the row for the task's life.
+        self.limits.check_answers(input_responses or {})
+        self.limits.check_stored_id("progressToken", progress_token)
         limit = self.limits.max_active_per_owner
         # Counted on the sparse active index, which is eventually consistent: a burst of
         # simultaneous creates by one owner can pass together (documented in the README).
@@ -97,6 +102,7 @@ class TaskService:
             progress_token=progress_token,
             client_capabilities=client_capabilities,
         )
+        self.limits.check_row(record)
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)
         try:
@@ -109,9 +115,10 @@ class TaskService:
             raise DependencyFailure("could not start the task's execution") from exc
         return record
 
-    def get(self, owner: str, task_id: str) -> TaskRecord:
-        """The task as stored, without its result when that lives in the bucket."""
-        record = self._store.get(task_id)
+    def get(self, owner: str, task_id: str, *, consistent: bool = True) -> TaskRecord:
+        """The task as stored, without its result when that lives in the bucket
+        (``consistent=False``: see ``TaskStore.get``)."""
+        record = self._store.get(task_id, consistent=consistent)
         if record is None or record.owner != owner:
             raise TaskNotFound(task_id)
         if record.expired(self._clock()):
@@ -137,7 +144,10 @@ class TaskService:
         return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 
     def submit_input(self, owner: str, task_id: str, responses: dict[str, Any]) -> None:
-        """Record answers; resume the work once every outstanding request is answered.
+        """Record answers; the answer that completes the outstanding questions resumes
+        the work. Which answer that is, the store's conditional write decides (never
+        a read made before it), so answers arriving together cannot all wait for
+        each other.
 
         Keys that are not outstanding (never asked, already answered, or sent
         after the task moved on) are ignored, which makes retries safe.
@@ -150,22 +160,24 @@ class TaskService:
             accepted = {k: v for k, v in responses.items() if k in record.input_requests}
             if not accepted:
                 return
-            resume = set(accepted) == set(record.input_requests)
+            room = self.limits.check_held_answers(record, accepted)
             now = self._clock()
             try:
-                self._store.answer_inputs(
+                resumed = self._store.answer_inputs(
                     task_id,
                     accepted,
-                    resume=resume,
                     task_token=record.task_token,
                     now_ms=now,
                     alive=record.kept_alive(now),
+                    max_answer_bytes=room,
+                    likely_last=set(accepted) == set(record.input_requests),
                 )
             except TransitionRejected:
-                continue
-            if resume:
+                continue  # another answer, a cancel or a new round landed: read again
+            if resumed:
                 self._resume(record)
             return
+        raise ServiceUnavailable("the task's answers kept changing; please retry")
 
     def _resume(self, record: TaskRecord) -> None:
         assert record.task_token is not None

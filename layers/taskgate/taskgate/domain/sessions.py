@@ -1,10 +1,20 @@
-"""Transport state that must outlive a Lambda instance: 2025-11-25 sessions and the
-event logs of resumable SSE streams. Any instance can serve any request."""
+"""Transport state that must outlive a Lambda instance: 2025-11-25 sessions, the
+event logs of resumable SSE streams, and which task a plain call became. Any
+instance can serve any request."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+
+def call_key(owner: str, session_id: str | None, request_id: Any) -> str:
+    """Names one JSON-RPC request of one caller: a request id is only unique within
+    its session, and only its caller may refer to it."""
+    raw = json.dumps([owner, session_id or "", request_id], separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,9 @@ class StreamState:
 class SessionStore(Protocol):
     def create_session(self, session: Session) -> None: ...
 
-    def get_session(self, session_id: str) -> Session | None: ...
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
+        """The session; with ``consistent=False`` (half the price) a read may miss one
+        created in the last second or so, or still see one just deleted."""
 
     def delete_session(self, session_id: str) -> None: ...
 
@@ -54,16 +66,24 @@ class SessionStore(Protocol):
 
     def create_stream(self, stream: StreamState) -> None: ...
 
-    def get_stream(self, stream_id: str) -> StreamState | None: ...
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
+        """The stream's log; with ``consistent=False`` it may lag a recent append."""
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         """Persist ``after`` (``before`` plus new events) if nobody else appended
         since ``before`` was read; False when someone did."""
 
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        """A plain call (``call_key``) became this task, until ``expires_at_ms``."""
+
+    def find_call(self, key: str) -> str | None:
+        """The task a plain call became, if it did and that is still remembered."""
+
     # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
 
-    def subscriptions(self, session_id: str) -> dict[str, str]:
-        """URI → the version last reported to the session ("" when it did not exist)."""
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
+        """URI → the version last reported to the session ("" when it did not exist);
+        ``consistent=False`` may lag a recent change."""
         ...
 
     def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:

@@ -9,6 +9,7 @@ exceptions below, whose names its Catch rules match (statemachines/task.asl.json
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import time
@@ -19,14 +20,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
-from ..tools.context import InputNeeded, ProtocolError, TaskCancelled, TaskYield, ToolContext
+from ..tools.context import (
+    CheckpointTooLarge,
+    InputNeeded,
+    ProtocolError,
+    TaskCancelled,
+    TaskYield,
+    ToolContext,
+)
 from ..tools.input import ClientCapabilities
 from ..tools.peer import Peer
 from ..tools.registry import ToolRegistry
 from . import history
 from .ending import TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
-from .limits import json_size
+from .limits import MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
 from .results import ResultStore
@@ -80,6 +88,10 @@ _NOTHING = StepOutcome(StepKind.FINISHED)
 
 
 class _StoreControl:
+    """The tool's context, bound to its row. ``row`` is the row as this step has
+    written it: nothing else writes a working task's fields while its step runs, so
+    the step can bound every write against the 400 KB item before sending it."""
+
     def __init__(
         self,
         store: TaskStore,
@@ -88,9 +100,12 @@ class _StoreControl:
         remaining_ms: Callable[[], int] | None,
         yield_margin_ms: int,
         retries: int,
+        limits: Limits,
     ) -> None:
         self._store = store
         self._record = record
+        self.row = record
+        self._limits = limits
         self._clock = clock
         self._remaining_ms = remaining_ms
         self._yield_margin_ms = yield_margin_ms
@@ -106,16 +121,22 @@ class _StoreControl:
             return
         self._last_write = now
         at = self._clock()
+        # A progress report never fails a task: an overlong message is cut.
+        message = cut(message, MAX_STATUS_MESSAGE_BYTES)
         try:
             self._store.report_progress(self._record.task_id, message, at, self._record.kept_alive(at))
         except TransitionRejected as exc:
             raise TaskCancelled(self._record.task_id) from exc
+        self.row = dataclasses.replace(self.row, status_message=message)
 
     def is_cancelled(self) -> bool:
         record = self._store.get(self._record.task_id)
         return record is None or record.status.terminal
 
     def checkpoint(self, state: Any) -> None:
+        size, room = json_size(state), self._limits.checkpoint_room(self.row)
+        if size > room:
+            raise CheckpointTooLarge(size, room)
         at = self._clock()
         # Decided before the write, so that the write which sends the execution round
         # again also counts what that round adds to its history.
@@ -127,6 +148,7 @@ class _StoreControl:
             )
         except TransitionRejected as exc:
             raise TaskCancelled(self._record.task_id) from exc
+        self.row = dataclasses.replace(self.row, checkpoint=state)
         if yielding:
             raise TaskYield(self._record.task_id)
 
@@ -139,11 +161,13 @@ class Worker:
         clock: Clock,
         results: ResultStore,
         *,
+        limits: Limits,
         max_runtime_ms: int,
         yield_margin_ms: int,
         history_budget: int = history.HISTORY_BUDGET,
     ) -> None:
         self._store = store
+        self._limits = limits
         self._tools = tools
         self._clock = clock
         self._results = results
@@ -161,6 +185,20 @@ class Worker:
         AWS trouble (``ServiceUnavailable``: throttling, a 5xx, no connection) is raised,
         not recorded: the state machine retries the step with backoff and jitter, and
         fails the task only when that runs out."""
+        contexts: list[ToolContext] = []
+        try:
+            return self._run_step(task_id, remaining_ms, retries, contexts)
+        finally:
+            for ctx in contexts:
+                ctx.close()  # the step's scratch directory goes with it, however it ended
+
+    def _run_step(
+        self,
+        task_id: str,
+        remaining_ms: Callable[[], int] | None,
+        retries: int,
+        contexts: list[ToolContext],
+    ) -> StepOutcome:
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
             return _NOTHING
@@ -172,19 +210,27 @@ class Worker:
         tool = self._tools.get(record.tool)
         if tool is None:
             return self._fail(record, INVALID_PARAMS, f"Unknown tool: {record.tool}")
+        control = _StoreControl(
+            self._store, record, self._clock, remaining_ms, self._yield_margin_ms, retries, self._limits
+        )
         ctx = ToolContext(
             task_id=task_id,
             answers=record.input_responses,
             state=record.checkpoint,
-            control=_StoreControl(
-                self._store, record, self._clock, remaining_ms, self._yield_margin_ms, retries
-            ),
+            control=control,
             # A task has no response stream: progress is its statusMessage, logs go to our log.
             peer=Peer(capabilities=ClientCapabilities(record.client_capabilities)),
+            owner=record.owner,
         )
+        contexts.append(ctx)
         try:
             result = tool.run(record.arguments, ctx)
         except InputNeeded as need:
+            size, room = map_size(need.requests), self._limits.questions_room(control.row)
+            if size > room:
+                return self._fail(
+                    record, INTERNAL_ERROR, f"The tool's questions are {size} bytes; the limit is {room}."
+                )
             at = self._clock()
             events = history.events_for_question_round(retries)
             try:
@@ -210,14 +256,14 @@ class Worker:
             # The client gets a reason, never the trace; the trace goes to our logs.
             logger.exception("tool %s raised", record.tool, extra={"taskId": task_id})
             return self._fail(record, INTERNAL_ERROR, "Internal error while running the tool")
-        return self._complete(record, result)
+        return self._complete(record, result, control.row)
 
-    def _complete(self, record: TaskRecord, result: dict[str, Any]) -> StepOutcome:
+    def _complete(self, record: TaskRecord, result: dict[str, Any], row: TaskRecord) -> StepOutcome:
         is_error = bool(result.get("isError"))
         try:
-            placed = self._results.place(
-                record.task_id, result, json_size(record.arguments), keep_ms=record.retention_ms
-            )
+            # Beside the result, the row keeps what it holds now (arguments, answers,
+            # checkpoint, status message): it goes to the bucket unless all fit.
+            placed = self._results.place(record.task_id, result, row_size(row), keep_ms=record.retention_ms)
         except PayloadTooLarge as exc:
             return self._fail(record, INTERNAL_ERROR, f"{exc} and no result bucket is configured")
         now = self._clock()

@@ -15,6 +15,9 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..protocol.headers import header_problem
+from ..protocol.jsonrpc import failure
+
 
 def parse_tokens(spec: str) -> dict[str, str]:
     if spec.startswith("@"):
@@ -34,6 +37,12 @@ class DevAuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            problem = header_problem(scope.get("headers", []))
+            if problem is not None:
+                # The app refuses these too; refusing here first means no header is
+                # decoded (or trusted) before it has been checked.
+                await _send_json(send, 400, failure(None, problem))
+                return
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
             auth = headers.get("authorization", "")
             if auth.lower().startswith("bearer "):
@@ -47,12 +56,18 @@ class DevAuthMiddleware:
 
     @staticmethod
     async def _unauthorized(send: Send) -> None:
-        body = json.dumps({"jsonrpc": "2.0", "error": {"code": -32600, "message": "Unauthorized"}}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        body = {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Unauthorized"}}
+        await _send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+
+
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), *(headers or [])],
+        }
+    )
+    await send({"type": "http.response.body", "body": json.dumps(body).encode()})

@@ -17,6 +17,7 @@ from ..domain.errors import (
     InvalidCursor,
     PayloadTooLarge,
     ResultUnavailable,
+    ServerBusy,
     ServiceUnavailable,
     TaskgateError,
     TaskNotFound,
@@ -57,8 +58,8 @@ class TransportRejection(RpcError):
 class Retryable(RpcError):
     """A dependency is unavailable: HTTP 503 with Retry-After, in every era."""
 
-    def __init__(self) -> None:
-        super().__init__(INTERNAL_ERROR, "Service temporarily unavailable; please retry")
+    def __init__(self, message: str = "Service temporarily unavailable; please retry") -> None:
+        super().__init__(INTERNAL_ERROR, message)
         self.retry_after = RETRY_AFTER_SECONDS
 
 
@@ -75,6 +76,8 @@ DOMAIN_ERRORS: dict[type[TaskgateError], tuple[int, str]] = {
 
 
 def from_domain(exc: TaskgateError) -> RpcError:
+    if isinstance(exc, ServerBusy):
+        return Retryable(str(exc))
     if isinstance(exc, ServiceUnavailable):
         return Retryable()
     for kind in type(exc).__mro__:

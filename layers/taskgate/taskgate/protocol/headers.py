@@ -1,8 +1,10 @@
-"""Streamable HTTP routing headers (SEP-2243): they must agree with the body.
+"""The headers MCP defines: well-formed bytes, one of each, and routing headers
+(SEP-2243) that agree with the body.
 
 Intermediaries route on ``Mcp-Method`` / ``Mcp-Name`` / ``Mcp-Param-*`` without
 parsing JSON, so a server that let them disagree with the body would let a
-request be routed as one thing and executed as another.
+request be routed as one thing and executed as another; nor may a header be sent
+twice, with a proxy reading one copy and this server another.
 """
 
 from __future__ import annotations
@@ -13,15 +15,56 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..codes import HEADER_MISMATCH
+from ..codes import HEADER_MISMATCH, INVALID_REQUEST
 from .errors import RpcError
 from .jsonrpc import Request
 
 _BASE64 = re.compile(r"=\?base64\?(.*)\?=")
+# RFC 9110 field values: visible ASCII, space and horizontal tab (what SEP-2243
+# requires of MCP's headers; anything else travels Base64-encoded).
+_FIELD_VALUE = re.compile(rb"[\t\x20-\x7e]*")
+_ROUTING = ("mcp-method", "mcp-name", "mcp-param-")
+# Headers this server reads as one value each.
+_SINGLE = (
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "last-event-id",
+    "authorization",
+)
 
 
 def _mismatch(message: str) -> RpcError:
     return RpcError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def _defined_by_mcp(name: str) -> bool:
+    return name.startswith(("mcp-", "last-event-id"))
+
+
+def header_problem(raw: list[tuple[bytes, bytes]]) -> RpcError | None:
+    """What is wrong with a request's raw header bytes, if anything (answered with
+    HTTP 400): a name or value that is not UTF-8; a header MCP defines that carries
+    more than visible ASCII; one of those, or ``Authorization``, sent twice.
+    Routing headers get -32020 (SEP-2243's HeaderMismatch), the others -32600."""
+    seen: set[str] = set()
+    for raw_name, raw_value in raw:
+        try:
+            name = raw_name.decode("ascii").lower()
+            raw_value.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = raw_name.decode("latin-1")[:64]
+            return RpcError(INVALID_REQUEST, f"Invalid Request: the {shown!r} header is not valid UTF-8")
+        routing = name.startswith(_ROUTING)
+        if _defined_by_mcp(name) and not _FIELD_VALUE.fullmatch(raw_value):
+            what = f"{name} carries characters outside visible ASCII (send them as =?base64?…?=)"
+            return _mismatch(what) if routing else RpcError(INVALID_REQUEST, f"Invalid Request: {what}")
+        if name in seen and (name in _SINGLE or name.startswith("mcp-param-")):
+            what = f"{name} appears more than once"
+            return _mismatch(what) if routing else RpcError(INVALID_REQUEST, f"Invalid Request: {what}")
+        seen.add(name)
+    return None
 
 
 def check_routing_headers(headers: Mapping[str, str], request: Request, field: str | None) -> None:

@@ -7,7 +7,9 @@ checks and inline runs live here once; each era shapes the results its own way.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..clock import now_ms
 from ..codes import INVALID_PARAMS
+from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
@@ -40,12 +43,36 @@ def server_info() -> dict[str, str]:
     return {"name": SERVER_NAME, "version": __version__}
 
 
+class InlineSlots:
+    """How many requests may run a tool inside themselves (a plain call) or wait on a
+    task (a stream holding on) in this process at once. Each holds a thread of the
+    server's pool for as long as the tool runs; past the bound a request is refused
+    at once rather than queued, so the rest of the requests (tasks/get, a cancel)
+    always find a thread. A Lambda instance serves one request at a time, so only a
+    process serving many (the local server) ever reaches it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._free = threading.BoundedSemaphore(size)
+
+    @contextmanager
+    def held(self) -> Iterator[bool]:
+        """A slot for the duration of the block; False (and no slot) when all are taken."""
+        acquired = self._free.acquire(blocking=False)
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                self._free.release()
+
+
 @dataclass(frozen=True)
 class Services:
     tasks: TaskService
     tools: ToolRegistry
     audit: AuditHook
     anonymous_owner: str
+    inline: InlineSlots
     # What the modules in ToolModules registered beside their tools (the registries are
     # imported by the first request that reads one: a cold start serving a task does not).
     resources: ResourceRegistry = field(default_factory=lambda: _Later("resources"))  # type: ignore[assignment]
@@ -94,15 +121,26 @@ def resolve_tool(
     return found, arguments
 
 
-def run_inline(found: Tool, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def run_inline(
+    found: Tool, arguments: dict[str, Any], ctx: ToolContext, slots: InlineSlots
+) -> dict[str, Any]:
     """Run a tool inside this request: a CallToolResult, or the questions it asked
-    (``{"resultType": "input_required", "inputRequests": …}``)."""
-    try:
-        return found.run(arguments, ctx)
-    except InputNeeded as need:
-        return {"resultType": "input_required", "inputRequests": need.requests}
-    except ProtocolError as exc:
-        raise RpcError(exc.code, exc.message, exc.data) from exc
+    (``{"resultType": "input_required", "inputRequests": …}``). Refused with
+    ServerBusy (503, Retry-After) when ``slots`` are all taken."""
+    with slots.held() as running:
+        if not running:
+            raise ServerBusy(
+                f"Server busy: {slots.size} tool calls are already running here; "
+                "retry shortly, or call the tool as a task"
+            )
+        try:
+            return found.run(arguments, ctx)
+        except InputNeeded as need:
+            return {"resultType": "input_required", "inputRequests": need.requests}
+        except ProtocolError as exc:
+            raise RpcError(exc.code, exc.message, exc.data) from exc
+        finally:
+            ctx.close()
 
 
 @dataclass(frozen=True)
@@ -126,8 +164,10 @@ def run_round(
     answers of every round so far; when it asks again and has something to carry (answers
     already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult`` gets a sealed
     ``requestState`` for the next round to echo."""
-    ctx = ToolContext(answers={**answers, **carried.answers}, state=carried.state, peer=peer)
-    result = run_inline(found, arguments, ctx)
+    ctx = ToolContext(
+        answers={**answers, **carried.answers}, state=carried.state, peer=peer, owner=call.owner
+    )
+    result = run_inline(found, arguments, ctx, services.inline)
     if result.get("resultType") == "input_required":
         keep = Carried(ctx.carried(), ctx.state)
         if not keep.empty:

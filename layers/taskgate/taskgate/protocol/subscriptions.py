@@ -89,7 +89,10 @@ class Subscriptions:
                 return []
             last[0] = now
             out = []
-            for uri, seen in self._sessions.subscriptions(session_id).items():
+            # Eventually consistent (half the price; streams check often): a stale
+            # version only means the conditional advance below refuses, never a
+            # notice sent twice.
+            for uri, seen in self._sessions.subscriptions(session_id, consistent=False).items():
                 found = self._resources.resolve(uri)
                 if found is None:
                     continue

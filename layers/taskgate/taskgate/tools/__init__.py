@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .context import Answer, Elicit, ProtocolError, ToolContext, ToolError
+from .context import Answer, CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolError
 from .input import ElicitUrl, InputRefused, ListRoots, MissingCapability, Root, Sample, Sampled
 from .registry import Tool, ToolRegistry, registry, tool
 
@@ -43,6 +43,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Answer",
+    "CheckpointTooLarge",
     "Contents",
     "Elicit",
     "ElicitUrl",

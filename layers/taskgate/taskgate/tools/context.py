@@ -8,9 +8,13 @@ Work done before the question should be cheap or guarded by ``checkpoint``.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
+from .errors import CheckpointTooLarge as CheckpointTooLarge
 from .errors import ProtocolError as ProtocolError  # re-exported: the context is where tools look
 from .errors import ToolError as ToolError
 from .input import (
@@ -114,8 +118,13 @@ class ToolContext:
         state: Any = None,
         control: TaskControl | None = None,
         peer: Peer | None = None,
+        owner: str | None = None,
     ) -> None:
         self.task_id = task_id
+        # Who called: the identity the task belongs to (None only outside a request).
+        # Data a tool keeps between calls must be kept per owner.
+        self.owner = owner
+        self._scratch: Path | None = None
         self._answers = dict(answers or {})
         self._control: TaskControl = control or _NoTask()
         self.state = state
@@ -129,6 +138,22 @@ class ToolContext:
     @property
     def is_task(self) -> bool:
         return self.task_id is not None
+
+    @property
+    def scratch_dir(self) -> Path:
+        """A directory of this run's own (created on first use), removed when the step
+        or the plain call ends, however it ends: for working files. It is never
+        shared with another task or caller and never survives a step: keep what must
+        in ``checkpoint`` or in your own storage, per ``owner``."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="taskgate-scratch-"))
+        return self._scratch
+
+    def close(self) -> None:
+        """Remove the scratch directory (called by taskgate when the run ends)."""
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
     def progress(
         self, message: str | None = None, *, progress: float | None = None, total: float | None = None

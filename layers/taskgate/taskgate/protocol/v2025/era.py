@@ -8,9 +8,9 @@ from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
-from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskNotFound
+from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.ports import Clock
-from ...domain.sessions import Session, SessionStore
+from ...domain.sessions import Session, SessionStore, call_key
 from ...tools.context import ToolContext
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
@@ -90,14 +90,18 @@ class Era2025(Era):
         if call.method != "initialize":
             _session.set(self._check_session(call))
 
-    def _check_session(self, call: Call) -> Session | None:
-        """A session id we never issued, that expired, or that is someone else's: 404."""
+    def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
+        """A session id we never issued, that expired, or that is someone else's: 404.
+        ``consistent=False`` (a stream's reconnect, this era's polling: half the price)
+        reads again consistently before it refuses anything."""
         session_id = call.headers.get("mcp-session-id")
         if session_id is None:
             return None
         session = None
         if session_id and len(session_id) <= MAX_ID_LENGTH:
-            session = self._sessions.get_session(session_id)
+            session = self._sessions.get_session(session_id, consistent=consistent)
+            if session is None and not consistent:
+                session = self._sessions.get_session(session_id)
         if session is None or session.owner != call.owner:
             raise TransportRejection(404, INVALID_REQUEST, "Session not found")
         return session
@@ -130,11 +134,31 @@ class Era2025(Era):
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
-        self._check_session(call)
+        self._check_session(call, consistent=False)
         stream = self._streams.resume(call.owner, last_event_id, self._subscriptions.notices(call))
         if stream is None:
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+
+    def notify(self, call: Call) -> None:
+        """``notifications/cancelled`` for a plain ``tools/call`` that became a hidden
+        task (it asked a question) cancels that task; anything else is ignored, as
+        the specification allows for requests that cannot be cancelled."""
+        if call.method != "notifications/cancelled" or call.request is None:
+            return
+        request_id = call.request.params.get("requestId")
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return
+        key = call_key(call.owner, call.headers.get("mcp-session-id"), request_id)
+        task_id = self._sessions.find_call(key)
+        if task_id is None:
+            return
+        try:
+            outcome = self._s.tasks.cancel(call.owner, task_id)
+        except TaskgateError:
+            return  # a notification has no reply; the task's own status tells the rest
+        if outcome.cancelled_now:
+            self._s.audit("cancel_requested", {"taskId": task_id, "owner": call.owner, "status": "cancelled"})
 
     def client_response(self, message: ClientResponse, call: Call) -> None:
         """An answer to an ``elicitation/create`` we sent on a tasks/result stream."""
@@ -224,8 +248,8 @@ class Era2025(Era):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        tool_ctx = ToolContext(peer=peer)
-        result = run_inline(found, arguments, tool_ctx)
+        tool_ctx = ToolContext(peer=peer, owner=call.owner)
+        result = run_inline(found, arguments, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
             return self._ask_on_the_call_stream(call, params, found, arguments, declared)
         if tool_ctx.stream_closed and _accepts_sse(call):
@@ -254,6 +278,8 @@ class Era2025(Era):
         if found.task_support == "forbidden" or not _accepts_sse(call):
             raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
         assert call.request is not None
+        # Checked before the task exists: a stream that cannot be kept must not orphan one.
+        self._streams.check_request_id(call.request.id)
         record = create_task(
             self._s,
             call,
@@ -262,9 +288,17 @@ class Era2025(Era):
             progress_token=params.progress_token(),
             client_capabilities=declared,
         )
-        stream = self._streams.open(
-            call.owner, record, call.request.id, hide_task=True, notices=self._subscriptions.notices(call)
-        )
+        try:
+            # So that notifications/cancelled for this call can find its task.
+            key = call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id)
+            self._sessions.remember_call(key, record.task_id, record.expires_at_ms)
+            stream = self._streams.open(
+                call.owner, record, call.request.id, hide_task=True, notices=self._subscriptions.notices(call)
+            )
+        except Exception:
+            # The client gets an error and nothing to follow: the task must not live on.
+            self._s.tasks.cancel(call.owner, record.task_id)
+            raise
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def _tasks_get(self, call: Call, params: TaskRef) -> dict[str, Any]:

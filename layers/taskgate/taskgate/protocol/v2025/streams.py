@@ -1,15 +1,25 @@
-"""``tasks/result`` over resumable SSE, short enough for API Gateway.
+"""``tasks/result`` over resumable SSE, as cheap as polling.
 
-A stream lives at most ``budget`` seconds (under API Gateway's 29 s), then ends
-with a ``retry`` hint; the client reconnects with ``Last-Event-ID`` to any
-instance, which replays what it missed from the store and carries on. A stream
-also ends right after it asks the client something: the answer arrives as a
-separate POST, and Lambda buffers whole responses anyway.
+A waiting stream reads the task, sends what is due (status and progress
+notifications; a question; the response) and ends with ``retry`` set to the
+task's ``pollInterval``: the client reconnects with ``Last-Event-ID`` to any
+instance, which replays what it missed and reads again. So a client waiting an
+hour on ``tasks/result`` costs what one polling ``tasks/get`` at ``pollInterval``
+costs, instead of holding an API Lambda for 20 s at a time. A deployer may let a
+stream hold on for up to ``budget`` seconds (``STREAM_MAX_SECONDS``), reading at
+the task's ``pollInterval``, trading Lambda time for fewer reconnects.
+
+The event log keeps markers, never message bodies: "question K was asked", "the
+response was sent". A replay rebuilds each message from the task row (and the
+result bucket), so a result of any size can be replayed and the log item stays
+small. Only a plain call's response that has no task row (a tool that closed its
+stream, SEP-1699) is kept: in the marker when small, in the result bucket when not.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 import uuid
@@ -20,23 +30,39 @@ from typing import Any
 from ...clock import now_ms
 from ...codes import INTERNAL_ERROR, INVALID_PARAMS
 from ...domain.errors import ResultUnavailable, TaskNotFound
+from ...domain.limits import MAX_STORED_ID_BYTES, Limits, json_size
 from ...domain.model import TaskRecord, TaskStatus
+from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
+from ..shared import InlineSlots
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
 # Notifications a waiting stream also carries (resource updates of its session), polled
 # with it; called with the stream's monotonic clock.
 Notices = Callable[[float], list[dict[str, Any]]]
+# A plain call's logged response stays in its marker up to this size; larger ones
+# go to the result bucket, so a stream item is always far below DynamoDB's 400 KB.
+INLINE_LOGGED_BYTES = 16_384
+# "{stream id}:{position}", optionally ":{nonce}" (the priming events). ASCII only.
+_EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::[0-9a-f]{0,16})?")
+
+# Markers of the event log (each a small JSON object).
+_RESPONSE = {"response": 1}
 
 
 def _dumps(message: dict[str, Any]) -> str:
-    return json.dumps(message, separators=(",", ":"))
+    # UTF-8 on the wire: ASCII escaping would send non-ASCII text up to six times over.
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
 
 def sse_event(event_id: str, message: dict[str, Any]) -> str:
     return f"id: {event_id}\nevent: message\ndata: {_dumps(message)}\n\n"
+
+
+def _marker(value: dict[str, Any]) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 class ResultStreams:
@@ -45,21 +71,27 @@ class ResultStreams:
         tasks: TaskService,
         store: SessionStore,
         *,
+        results: ResultStore,
+        slots: InlineSlots,
         budget_seconds: float,
         log_retention_ms: int,
-        poll_seconds: float,
-        retry_ms: int = 500,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._tasks = tasks
         self._store = store
+        self._results = results
+        self._slots = slots
         self._budget = budget_seconds
-        self._poll = poll_seconds
-        self._retry_ms = retry_ms
         self._log_retention_ms = log_retention_ms
         self._sleep = sleep
         self._monotonic = monotonic
+
+    @staticmethod
+    def check_request_id(request_id: Any) -> None:
+        """The request id a stream keeps for its replays; raise PayloadTooLarge past
+        its bound (before anything, a task included, is created for the stream)."""
+        Limits.check_stored_id("The request id", request_id)
 
     def open(
         self,
@@ -71,7 +103,10 @@ class ResultStreams:
         notices: Notices | None = None,
     ) -> Iterator[str]:
         """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
-        plain ``tools/call`` that became this task, on which nothing names the task."""
+        plain ``tools/call`` that became this task, on which nothing names the task.
+        The log is created here, before the response starts: a refusal is still a
+        JSON-RPC error."""
+        self.check_request_id(request_id)
         state = StreamState(
             stream_id=uuid.uuid4().hex,
             owner=owner,
@@ -81,67 +116,141 @@ class ResultStreams:
             hides_task=hide_task,
         )
         self._store.create_stream(state)
+        return self._opened(state, record, notices)
+
+    def _opened(self, state: StreamState, record: TaskRecord, notices: Notices | None) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
-        yield self._priming(state.stream_id, 0)
-        yield from self._live(state, notices)
+        yield self._priming(state.stream_id, 0, record.poll_interval_ms)
+        yield from self._live(state, record, notices)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
     ) -> Iterator[str]:
         """A response already known, logged for replay; with ``deliver=False`` the
-        stream ends after the priming event and the client gets it on resume."""
+        stream ends after the priming event and the client gets it on resume. A
+        response that cannot be logged (its id past the bound, or too large with no
+        result bucket) is delivered on this stream at once."""
+        stream_id = uuid.uuid4().hex
+        marker = (
+            self._log_message(stream_id, message) if json_size(request_id) <= MAX_STORED_ID_BYTES else None
+        )
+        retry = self._tasks.limits.poll_interval_ms
+        if marker is None:
+            return iter([self._priming(stream_id, 0, retry), sse_event(f"{stream_id}:1", message)])
         state = StreamState(
-            stream_id=uuid.uuid4().hex,
+            stream_id=stream_id,
             owner=owner,
             task_id="",
             request_id=request_id,
             expires_at_ms=now_ms() + self._log_retention_ms,
-            events=(json.dumps(message, separators=(",", ":")),),
+            events=(marker,),
             done=True,
         )
         self._store.create_stream(state)
         # Position 0: a resume replays the logged response.
-        yield self._priming(state.stream_id, 0)
+        events = [self._priming(stream_id, 0, retry)]
         if deliver:
-            yield sse_event(f"{state.stream_id}:1", message)
+            events.append(sse_event(f"{stream_id}:1", message))
+        return iter(events)
+
+    def _log_message(self, stream_id: str, message: dict[str, Any]) -> str | None:
+        if json_size(message) <= INLINE_LOGGED_BYTES:
+            return _marker({"message": message})
+        ref = self._results.keep(f"streams/{stream_id}", message, keep_ms=self._log_retention_ms)
+        return _marker({"ref": ref}) if ref is not None else None
 
     def resume(self, owner: str, last_event_id: str, notices: Notices | None = None) -> Iterator[str] | None:
-        stream_id, _, rest = last_event_id.partition(":")
-        seen = rest.split(":", 1)[0]
-        state = self._store.get_stream(stream_id) if stream_id else None
-        if state is None or state.owner != owner or not seen.isdigit() or int(seen) > len(state.events):
+        """The stream after ``last_event_id``, or None when there is no such stream of
+        ``owner``'s (or the id is not one this server issued)."""
+        parsed = _EVENT_ID.fullmatch(last_event_id)
+        if parsed is None:
             return None
-        return self._replay_then_live(state, int(seen), notices)
+        stream_id, seen = parsed.group(1), int(parsed.group(2))
+        # Reconnecting is this era's polling: read at polling's price (eventually
+        # consistent, half a read unit), and again consistently when the log looks
+        # older than the id the client holds.
+        state = self._store.get_stream(stream_id, consistent=False)
+        if state is None or seen > len(state.events):
+            state = self._store.get_stream(stream_id)
+        if state is None or state.owner != owner or seen > len(state.events):
+            return None
+        return self._replay_then_live(state, seen, notices)
 
-    def _priming(self, stream_id: str, position: int) -> str:
+    def _priming(self, stream_id: str, position: int, retry_ms: int) -> str:
         # Every stream opens with an id-bearing event, so a client always has a
         # fresh cursor even when the stream then carries only (unlogged)
         # notifications. It points at the log position; the suffix keeps ids unique.
-        return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {self._retry_ms}\ndata: \n\n"
+        # ``retry`` is the task's pollInterval: reconnecting is this era's polling.
+        return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {retry_ms}\ndata: \n\n"
+
+    def _read(self, state: StreamState) -> TaskRecord | dict[str, Any]:
+        """The task, or the error response a client gets when it is gone. A waiting
+        stream's read may lag a write by about a second (half the price of a
+        consistent one): it only delays what the next read shows, and every message
+        the log keeps is decided by a conditional append."""
+        try:
+            return self._tasks.get(state.owner, state.task_id, consistent=False)
+        except TaskNotFound as exc:
+            error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
+            return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
 
     def _replay_then_live(self, state: StreamState, seen: int, notices: Notices | None) -> Iterator[str]:
-        for index, event in enumerate(state.events[seen:], start=seen + 1):
-            yield f"id: {state.stream_id}:{index}\nevent: message\ndata: {event}\n\n"
+        read: TaskRecord | dict[str, Any] | None = None
+        if state.task_id and (not state.done or len(state.events) > seen):
+            read = self._read(state)
+        for index, marker in enumerate(state.events[seen:], start=seen + 1):
+            message = self._rebuild(state, json.loads(marker), read)
+            if message is not None:
+                yield sse_event(f"{state.stream_id}:{index}", message)
+        retry = read.poll_interval_ms if isinstance(read, TaskRecord) else self._tasks.limits.poll_interval_ms
         # After the replay, so resuming from it never skips a replayed event.
-        yield self._priming(state.stream_id, len(state.events))
-        if not state.done:
-            yield from self._live(state, notices)
+        yield self._priming(state.stream_id, len(state.events), retry)
+        if not state.done and read is not None:
+            yield from self._live(state, read, notices)
 
-    def _live(self, state: StreamState, notices: Notices | None = None) -> Iterator[str]:
+    def _rebuild(
+        self, state: StreamState, marker: dict[str, Any], read: TaskRecord | dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The message a marker stands for, as the client first got it; None for a
+        question no longer outstanding (it was answered: asking again would only
+        make the client answer twice)."""
+        if "jsonrpc" in marker:
+            return marker  # a log written before markers: the message itself
+        if "message" in marker:
+            return marker["message"]  # type: ignore[no-any-return]
+        if "ref" in marker:
+            try:
+                return self._results.load(marker["ref"])
+            except ResultUnavailable as gone:
+                error = {"code": INTERNAL_ERROR, "message": str(gone)}
+                return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
+        if not isinstance(read, TaskRecord):
+            return read  # the task is gone: what the client gets instead
+        tagged = not state.hides_task
+        if "response" in marker:
+            return self._response(state, read)
+        key = marker.get("ask")
+        if not isinstance(key, str) or read.status is not TaskStatus.INPUT_REQUIRED:
+            return None
+        request = read.input_requests.get(key)
+        if request is None:
+            return None
+        return w.elicitation_request(read.task_id, key, request, tagged=tagged)
+
+    def _live(
+        self, state: StreamState, first: TaskRecord | dict[str, Any], notices: Notices | None = None
+    ) -> Iterator[str]:
         # Notifications are sent live and never logged: they carry no event id, so
         # a reconnect resumes after the last logged event, and the stream item is
         # written only for what must not be lost (questions and the response).
         seen_status: str | None = None
         seen_message: str | None = None
         deadline = self._monotonic() + self._budget
+        read = first
         while True:
-            try:
-                record: TaskRecord | None = self._tasks.get(state.owner, state.task_id)
-            except TaskNotFound as exc:
-                record = None
-                error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
-                logged = [{"jsonrpc": "2.0", "id": state.request_id, "error": error}]
-            if record is not None:
+            due: list[tuple[str, dict[str, Any]]] = []
+            if isinstance(read, TaskRecord):
+                record = read
                 status = w.status_of(record)
                 if status != seen_status and not state.hides_task:
                     yield f"data: {_dumps(w.status_notification(record))}\n\n"
@@ -150,14 +259,20 @@ class ResultStreams:
                     progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
                     yield f"data: {_dumps(progress)}\n\n"
                 seen_status, seen_message = status, record.status_message
-                logged = self._logged_events(state, record)
+                due = self._due(state, record)
+                poll = record.poll_interval_ms / 1000
+            else:
+                due = [(_marker({"message": read}), read)]
+                poll = 0.0
             for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
-            if logged:
+            if due:
                 # Server-to-client requests of every kind (elicitation, sampling, roots).
-                asked = [m for m in logged if "method" in m and "id" in m]
+                asked = [m for _, m in due if "method" in m and "id" in m]
                 after = replace(
-                    self._with(state, logged, done=not asked),
+                    state,
+                    events=state.events + tuple(marker for marker, _ in due),
+                    done=not asked,
                     emitted_keys=state.emitted_keys | {m["id"] for m in asked},
                 )
                 if not self._store.append_events(state, after):
@@ -165,39 +280,45 @@ class ResultStreams:
                     fresh = self._store.get_stream(state.stream_id)
                     if fresh is None:
                         return
+                    current = self._read(fresh)
                     for index in range(len(state.events), len(fresh.events)):
-                        yield f"id: {state.stream_id}:{index + 1}\nevent: message\ndata: {fresh.events[index]}\n\n"
-                    state = fresh
-                    if state.done:
-                        return
-                    continue
-                for offset, message in enumerate(logged, start=len(state.events) + 1):
+                        message = self._rebuild(fresh, json.loads(fresh.events[index]), current)
+                        if message is not None:
+                            yield sse_event(f"{state.stream_id}:{index + 1}", message)
+                    return
+                for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
                     yield sse_event(f"{state.stream_id}:{offset}", message)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
-            if self._monotonic() >= deadline:
+            if self._monotonic() + poll > deadline:
+                # Nothing due within this stream's budget: the client reconnects
+                # after ``retry`` (the task's pollInterval) and this instance is free.
                 return
-            self._sleep(self._poll)
+            with self._slots.held() as waiting:
+                if not waiting:
+                    return  # the process is busy: reconnecting later waits just as well
+                self._sleep(poll)
+            read = self._read(state)
 
-    def _logged_events(self, state: StreamState, record: TaskRecord) -> list[dict[str, Any]]:
+    def _response(self, state: StreamState, record: TaskRecord) -> dict[str, Any]:
+        """A terminal task's response, read for this stream (from the row or S3)."""
+        try:
+            record = self._tasks.with_result(record)
+        except ResultUnavailable as gone:
+            # The same clear error on every replay, never a broken stream and a retry
+            # that can never succeed.
+            record = replace(record, result=None, error={"code": INTERNAL_ERROR, "message": str(gone)})
+        return w.payload_message(record, state.request_id, tagged=not state.hides_task)
+
+    def _due(self, state: StreamState, record: TaskRecord) -> list[tuple[str, dict[str, Any]]]:
+        """(marker, message) pairs the client must get now and must not lose."""
         tagged = not state.hides_task
         if record.status.terminal:
-            try:
-                record = self._tasks.with_result(record)
-            except ResultUnavailable as gone:
-                # Logged like any answer, so a resumed stream gets the same clear error
-                # instead of a broken stream and a retry that can never succeed.
-                record = replace(record, result=None, error={"code": INTERNAL_ERROR, "message": str(gone)})
-            return [w.payload_message(record, state.request_id, tagged=tagged)]
+            return [(_marker(_RESPONSE), self._response(state, record))]
         if record.status is TaskStatus.INPUT_REQUIRED:
             asks = [
-                w.elicitation_request(record.task_id, key, request, tagged=tagged)
+                (_marker({"ask": key}), w.elicitation_request(record.task_id, key, request, tagged=tagged))
                 for key, request in record.input_requests.items()
             ]
-            return [ask for ask in asks if ask["id"] not in state.emitted_keys]
+            return [(marker, ask) for marker, ask in asks if ask["id"] not in state.emitted_keys]
         return []
-
-    @staticmethod
-    def _with(state: StreamState, messages: list[dict[str, Any]], *, done: bool) -> StreamState:
-        encoded = tuple(json.dumps(m, separators=(",", ":")) for m in messages)
-        return replace(state, events=state.events + encoded, done=done)
