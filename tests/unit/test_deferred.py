@@ -114,3 +114,11 @@ def test_the_2026_catalog_is_built_by_its_first_request(world: World) -> None:
     world.server = McpServer([era, world.server.eras[1]])
     assert world.mcp().request("resources/list", {})["result"]["resources"]
     assert not era.methods._deferred
+
+
+def test_a_deferred_era_answers_for_the_era_it_builds(world: World) -> None:
+    era2025 = world.server.eras[1]
+    deferred = DeferredEra(lambda: era2025)
+    assert not deferred.built
+    assert deferred.version == "2025-11-25" and deferred.built  # asking builds it
+    assert deferred._streams is era2025._streams  # type: ignore[attr-defined]

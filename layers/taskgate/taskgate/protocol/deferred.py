@@ -51,6 +51,16 @@ class DeferredEra(Era):
         return self._built is not None
 
     @property
+    def version(self) -> str:  # type: ignore[override]
+        return self.era.version
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else the built era has (tests and scripts reach into it).
+        if name in {"_build", "_built", "_lock"}:
+            raise AttributeError(name)
+        return getattr(self.era, name)
+
+    @property
     def methods(self) -> MethodRegistry:
         return self.era.methods
 
