@@ -24,8 +24,9 @@ import boto3
 import pytest
 from boto3.dynamodb.types import TypeDeserializer
 
+from taskgate import wiring
 from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
-from taskgate.domain.limits import Limits
+from taskgate.config import Settings
 from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.local.endpoint import DUMMY_CREDENTIALS, running
@@ -148,14 +149,8 @@ class NeverStarted:
 
 def seed_task(table: Any, tool: str, arguments: dict[str, Any], *, age_ms: int = 0) -> str:
     store = DynamoDBTaskStore(table, TABLE_NAME)
-    limits = Limits(
-        default_ttl_ms=3_600_000,
-        max_ttl_ms=86_400_000,
-        poll_interval_ms=1_000,
-        max_active_per_owner=100,
-        max_argument_bytes=262_144,
-        max_input_response_bytes=65_536,
-    )
+    # The limits a deployment with the defaults has.
+    limits = wiring.limits(Settings.from_env({"TASK_TABLE": TABLE_NAME}))
     clock = lambda: time.time_ns() // 1_000_000 - age_ms  # noqa: E731
     service = TaskService(store, NeverStarted(), clock, limits, ResultStore(None, max_inline_bytes=262_144))
     return service.create(owner=OWNER, tool=tool, arguments=arguments).task_id
