@@ -25,7 +25,7 @@ def _first_round(
     return state  # type: ignore[no-any-return]
 
 
-def _refused(reply: Any) -> None:
+def assert_refused(reply: Any) -> None:
     assert reply.status == 400
     assert reply.error == {"code": -32602, "message": "Invalid or expired requestState"}
 
@@ -44,7 +44,7 @@ def test_the_echoed_state_completes_the_call(world: World) -> None:
 
 def test_state_sealed_for_alice_is_refused_for_bob(world: World) -> None:
     state = _first_round(world, owner="alice")
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_tampered_state",
@@ -76,7 +76,7 @@ def test_an_expired_state_is_refused(world: World) -> None:
     )
     assert ok.result["resultType"] == "complete"
     world.clock.advance(1)
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_tampered_state",
@@ -102,7 +102,7 @@ def test_an_expired_state_is_refused(world: World) -> None:
 )
 def test_a_tampered_state_is_refused(world: World, tamper: Any) -> None:
     state = _first_round(world)
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_tampered_state",
@@ -115,7 +115,7 @@ def test_a_tampered_state_is_refused(world: World, tamper: Any) -> None:
 
 def test_a_state_is_bound_to_its_tool_and_arguments(world: World) -> None:
     state = _first_round(world, tool="test_input_required_result_request_state")
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_tampered_state",
@@ -134,7 +134,7 @@ def test_a_state_is_bound_to_its_tool_and_arguments(world: World) -> None:
         requestState=_first_round(world, tool="test_input_required_result_multi_round"),
     )
     moved = second.result["requestState"]
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_multi_round",
@@ -149,7 +149,7 @@ def test_a_state_is_bound_to_its_tool_and_arguments(world: World) -> None:
 def test_a_state_from_another_key_is_refused(world: World) -> None:
     other = World()
     state = _first_round(other)
-    _refused(
+    assert_refused(
         call(
             world,
             "test_input_required_result_tampered_state",
