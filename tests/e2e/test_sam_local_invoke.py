@@ -43,18 +43,6 @@ Say = Callable[[str], None]
 
 
 @pytest.fixture(scope="module")
-def say(pytestconfig: pytest.Config) -> Say:
-    """Straight to the terminal (the CI log), whatever pytest captures."""
-    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
-
-    def out(text: str) -> None:
-        with capture.global_and_fixture_disabled():  # type: ignore[union-attr]
-            print(text, flush=True)
-
-    return out
-
-
-@pytest.fixture(scope="module")
 def local(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[SamLocal]:
     started = time.monotonic()
     image = subprocess.run(
