@@ -49,9 +49,9 @@ def local(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[SamLoc
         [str(ROOT / "scripts" / "lambda_image.sh")], capture_output=True, text=True, timeout=1200
     )
     assert image.returncode == 0, image.stdout + image.stderr
-    say(
-        f"\n[sam local] runtime image ({time.monotonic() - started:.0f} s): {image.stderr.strip().splitlines()[-2]}"
-    )
+    # What the image script did: each step with its time (install, dockerd, debootstrap, …) or "up to date".
+    steps = [line.strip() for line in image.stderr.splitlines() if line.startswith(("==>", "    "))]
+    say(f"\n[sam local] runtime image ({time.monotonic() - started:.0f} s):\n  " + "\n  ".join(steps))
     arch = host_arch()
     setup = SamLocal(
         root=ROOT,
