@@ -1,0 +1,39 @@
+"""StreamFunction: the same app as ApiFunction, behind a front that streams responses.
+
+API Gateway's REST API (integration ResponseTransferMode STREAM) passes this
+function's bytes on as they are written, for up to 15 minutes; the HTTP API in front
+of ApiFunction cuts every response at 30 seconds. So here a plain call of a long tool
+can be held and its progress streamed as it happens. The Python runtime cannot
+stream, so ``taskgate-stream-runtime`` (AWS_LAMBDA_EXEC_WRAPPER) runs taskgate's own
+runtime loop (taskgate.lambda_stream), which imports ``app`` from here.
+"""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger, Metrics
+
+from taskgate import wiring
+from taskgate.adapters import aws_clients
+from taskgate.http_app import create_app
+from taskgate.observability import attach_library_logs, audit_hook
+
+logger = Logger()
+metrics = Metrics()
+attach_library_logs(logger)
+
+_settings = wiring.settings().require("state_machine_arn")
+_server = wiring.build_mcp_server(audit=audit_hook(logger, metrics))
+app = create_app(
+    lambda: _server,
+    anonymous_owner=_settings.anonymous_owner,
+    max_body_bytes=_settings.max_body_bytes,
+    inline=True,
+    security=wiring.transport_security(),
+    sign_in=wiring.sign_in(),
+)
+aws_clients.client("dynamodb")  # every request reads the table
+
+
+def after_invocation() -> None:
+    """Called by the runtime loop after each invocation: the audit metrics go out."""
+    metrics.flush_metrics()
