@@ -61,7 +61,7 @@ def test_the_function_runs_taskgates_runtime_loop_on_the_handlers_app() -> None:
     assert script.stat().st_mode & 0o111
     module, _, attribute = function["Handler"].rpartition(".")
     assert attribute == "app" and (code / f"{module}.py").exists()
-    assert f"\napp = create_app(" in (code / f"{module}.py").read_text()
+    assert "\napp = create_app(" in (code / f"{module}.py").read_text()
 
 
 def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front() -> None:
@@ -71,7 +71,8 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
         k: v for k, v in stream.items() if k not in FRONT
     }
     statements = [
-        resources[name]["Properties"]["Policies"][0]["Statement"] for name in ("ApiFunction", "StreamFunction")
+        resources[name]["Properties"]["Policies"][0]["Statement"]
+        for name in ("ApiFunction", "StreamFunction")
     ]
     assert [(s["Sid"], s["Action"], s["Resource"]) for s in statements[0]] == [
         (s["Sid"], s["Action"], s["Resource"]) for s in statements[1]
