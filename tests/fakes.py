@@ -22,7 +22,9 @@ from typing import Any
 from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
 from taskgate.domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
+from taskgate.domain.progress import ProgressReport
 from taskgate.domain.results import ResultStore
+from taskgate.domain.calls import CallClaim
 from taskgate.domain.sessions import Session, StreamState
 from taskgate.domain.transitions import Op, check, target
 from taskgate.tools.registry import ToolRegistry
@@ -158,10 +160,32 @@ class MemoryTaskStore:
             if r is not None
         ]
 
-    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
+    def report_progress(
+        self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True
+    ) -> None:
         with self._lock:
             record = self._row(Op.PROGRESS, task_id)
-            self._put(_touched(record, now_ms, alive, status_message=message))
+            if check_caller and record.caller_gone(now_ms):
+                raise TransitionRejected(task_id)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    status_message=report.message,
+                    progress=report.progress if report.progress is not None else record.progress,
+                    progress_count=report.progress_count,
+                    log_lines=report.log_lines,
+                    log_count=report.log_count,
+                )
+            )
+
+    def watch(self, task_id: str, until_ms: int | None) -> None:
+        with self._lock:
+            record = self.records.get(task_id)
+            if record is None or record.status.terminal:
+                raise TransitionRejected(task_id)
+            self._put(dataclasses.replace(record, watched_until_ms=until_ms))
 
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
@@ -390,7 +414,8 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
-        self.calls: dict[str, str] = {}
+        self.calls: dict[str, CallClaim] = {}
+        self._lock = threading.Lock()
         # What an eventually consistent read returns for a stream, when a test makes it lag.
         self.lagging: dict[str, StreamState] = {}
         self.subs: dict[str, dict[str, str]] = {}
@@ -426,10 +451,20 @@ class MemorySessionStore:
         self.streams[after.stream_id] = after
         return True
 
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        self.calls[key] = task_id
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+        with self._lock:
+            if key in self.calls:
+                return self.calls[key]
+            self.calls[key] = CallClaim(task_id)
+            return None
 
-    def find_call(self, key: str) -> str | None:
+    def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
+        with self._lock:
+            claim = dataclasses.replace(self.calls.get(key) or CallClaim(None), cancelled=True)
+            self.calls[key] = claim
+            return claim
+
+    def find_call(self, key: str) -> CallClaim | None:
         return self.calls.get(key)
 
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
@@ -501,6 +536,7 @@ class World:
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
         inline_calls: int = 16,
+        policy: Any = None,
         **limit_overrides: int,
     ) -> None:
         from taskgate.config import DEFAULT_TOOL_MODULES
@@ -513,7 +549,11 @@ class World:
         from taskgate.protocol.shared import InlineSlots, Services
         from taskgate.protocol.v2025 import Era2025
         from taskgate.protocol.v2025.streams import ResultStreams
+        from taskgate.domain.calls import PlainCalls
+        from taskgate.protocol.job_tools import handed
+        from taskgate.protocol.plain_calls import CallPolicy
         from taskgate.protocol.v2026 import Era2026
+        from taskgate.protocol.v2026.held import HeldCalls
         from taskgate.tools.registry import registry
 
         self.clock = FakeClock()
@@ -557,6 +597,9 @@ class World:
         self.events: list[tuple[str, dict[str, Any]]] = []
         # requestState sealed under a key of this world's own, expiring on its clock.
         self.request_states = RequestStates(ephemeral_keys, ttl_ms=600_000, clock=self.clock)
+        # Plain calls of long tools: the deployment's defaults unless a test sets its own.
+        self.policy = policy or CallPolicy()
+        self.calls = PlainCalls(self.tasks, self.sessions, self.clock)
         services = Services(
             self.tasks,
             self.tools,
@@ -564,6 +607,8 @@ class World:
             anonymous_owner,
             InlineSlots(inline_calls),
             request_states=self.request_states,
+            policy=self.policy,
+            calls=lambda: self.calls,
         )
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
@@ -576,10 +621,22 @@ class World:
             log_retention_ms=3_600_000,
             sleep=self._stream_sleep,
             monotonic=lambda: self._stream_time,
+            clock=self.clock,
+            call_piece_seconds=self.policy.piece_seconds,
+            hand_over=lambda record: handed(record, None),
+        )
+        held = HeldCalls(
+            self.tasks,
+            services.inline,
+            watch_ms=self.policy.hang_up_ms,
+            refresh_seconds=self.policy.piece_seconds,
+            sleep=self._stream_sleep,
+            monotonic=lambda: self._stream_time,
+            clock=self.clock,
         )
         self.server = McpServer(
             [
-                Era2026(services),
+                Era2026(services, held),
                 Era2025(
                     services,
                     sessions=self.sessions,

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import Expiry, Outcome, TaskStatus
+from taskgate.domain.progress import ProgressReport
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, target
 
 ALL_STATUSES = list(TaskStatus)
@@ -31,7 +32,7 @@ def run_op(store: Any, op: Op, task_id: str, park: Callable[[str], bool]) -> boo
     parks a task, as the state machine's AwaitInput does); True when accepted."""
     try:
         if op is Op.PROGRESS:
-            store.report_progress(task_id, "m", NOW, ALIVE)
+            store.report_progress(task_id, ProgressReport("m", None, 1, (), 0), NOW, ALIVE)
         elif op is Op.ASK:
             store.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
         elif op is Op.PARK:

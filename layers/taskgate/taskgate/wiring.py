@@ -18,11 +18,14 @@ from .adapters.secrets import SecretsManagerSecret
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .clock import now_ms
 from .config import Settings
+from .domain.calls import PlainCalls
 from .domain.limits import Limits
 from .domain.results import ResultStore
 from .domain.service import TaskService
 from .protocol.deferred import DeferredEra
 from .protocol.era import Era
+from .protocol.job_tools import handed
+from .protocol.plain_calls import CallPolicy
 from .protocol.request_state import RequestStates, ephemeral_keys
 from .protocol.server import McpServer
 from .protocol.shared import AuditHook, InlineSlots, Services
@@ -115,6 +118,18 @@ def workflow() -> StepFunctionsWorkflow:
     return StepFunctionsWorkflow(aws_clients.LazyClient("stepfunctions"), settings().state_machine_arn)
 
 
+def call_policy(s: Settings) -> CallPolicy:
+    return CallPolicy(
+        inline_max_seconds=s.inline_call_max_seconds,
+        wait_seconds=s.call_wait_seconds,
+        handles=s.call_handles,
+        piece_seconds=s.call_piece_seconds,
+        hang_up_seconds=s.hang_up_seconds,
+        front_streaming=s.front_streaming,
+        front_timeout_seconds=s.front_timeout_seconds,
+    )
+
+
 def limits(s: Settings) -> Limits:
     return Limits(
         default_ttl_ms=s.default_ttl_ms,
@@ -165,13 +180,22 @@ def build_mcp_server(
     ``session_store`` replace the AWS-backed ones (the bench measures on fakes)."""
     s = settings()
     hook: AuditHook = audit or (lambda event, fields: None)
+    served = tasks or task_service()
+
+    @functools.cache
+    def calls() -> PlainCalls:
+        # The first plain call of a long tool (or a cancel) builds it: in the task table.
+        return PlainCalls(served, session_store or sessions(), now_ms)
+
     services = Services(
-        tasks or task_service(),
+        served,
         tools(),
         hook,
         s.anonymous_owner,
         InlineSlots(s.max_inline_calls),
         request_states=request_states(),
+        policy=call_policy(s),
+        calls=calls,
     )
 
     def era2025() -> Era:
@@ -187,6 +211,8 @@ def build_mcp_server(
             slots=services.inline,
             budget_seconds=s.stream_max_seconds,
             log_retention_ms=s.stream_log_ttl_ms,
+            call_piece_seconds=s.call_piece_seconds,
+            hand_over=lambda record: handed(record, None),
         )
         return Era2025(
             services, sessions=kept, streams=streams, clock=now_ms, session_ttl_ms=s.session_ttl_ms

@@ -12,6 +12,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..domain.calls import CallClaim
 from ..domain.sessions import Session, StreamState
 from .aws_errors import error_code, translating
 
@@ -125,6 +126,8 @@ class DynamoDBSessionStore:
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
             hides_task=item.get("hidesTask", {}).get("BOOL", False),
+            watch_ms=int(item["watchMs"]["N"]) if "watchMs" in item else None,
+            hand_over_at_ms=int(item["handOverAt"]["N"]) if "handOverAt" in item else None,
         )
 
     @translating
@@ -144,26 +147,69 @@ class DynamoDBSessionStore:
             raise
         return True
 
-    @translating
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        self._ddb.put_item(
-            TableName=self._table,
-            Item={
-                "taskId": _s(f"call#{key}"),
-                "kind": _s("call"),
-                "callTaskId": _s(task_id),
-                "expiresAt": _expires(expires_at_ms),
-            },
+    # -- plain calls that became hidden tasks (domain/calls.py) -----------------------
+
+    def _call_key(self, key: str) -> dict[str, Any]:
+        return {"taskId": _s(f"call#{key}")}
+
+    @staticmethod
+    def _claim(item: dict[str, Any]) -> CallClaim:
+        return CallClaim(
+            task_id=item["callTaskId"]["S"] if "callTaskId" in item else None,
+            cancelled=item.get("cancelled", {}).get("BOOL", False),
         )
 
     @translating
-    def find_call(self, key: str) -> str | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={
+                    **self._call_key(key),
+                    "kind": _s("call"),
+                    "callTaskId": _s(task_id),
+                    "expiresAt": _expires(expires_at_ms),
+                },
+                # An expired item (DynamoDB deletes late) is no claim any more.
+                ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",
+                ExpressionAttributeValues={":now": _expires(self._clock())},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            old: Any = exc.response.get("Item")
+            if isinstance(old, dict):
+                return self._claim(old)
+            found = self.find_call(key)
+            return found if found is not None else CallClaim(None, cancelled=True)
+        return None
+
+    @translating
+    def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
+        # An update creates the item when there is none: the tombstone a call that has not
+        # claimed it yet will find.
+        item = self._ddb.update_item(
+            TableName=self._table,
+            Key=self._call_key(key),
+            UpdateExpression="SET cancelled = :yes, kind = :call, expiresAt = if_not_exists(expiresAt, :exp)",
+            ExpressionAttributeValues={
+                ":yes": {"BOOL": True},
+                ":call": _s("call"),
+                ":exp": _expires(expires_at_ms),
+            },
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+        return self._claim(item)
+
+    @translating
+    def find_call(self, key: str) -> CallClaim | None:
         item = self._live(
-            self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"call#{key}")}, ConsistentRead=True
-            ).get("Item")
+            self._ddb.get_item(TableName=self._table, Key=self._call_key(key), ConsistentRead=True).get(
+                "Item"
+            )
         )
-        return item["callTaskId"]["S"] if item else None
+        return self._claim(item) if item else None
 
     # -- resource subscriptions: one item per session, a map keyed by a hash of the URI
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
@@ -269,6 +315,10 @@ class DynamoDBSessionStore:
             "done": {"BOOL": stream.done},
             "hidesTask": {"BOOL": stream.hides_task},
         }
+        if stream.watch_ms is not None:
+            item["watchMs"] = _n(stream.watch_ms)
+        if stream.hand_over_at_ms is not None:
+            item["handOverAt"] = _n(stream.hand_over_at_ms)
         return item
 
 

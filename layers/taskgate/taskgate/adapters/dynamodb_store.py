@@ -10,7 +10,9 @@ Item layout (attribute: type):
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
-  answer writes' conditions)
+  answer writes' conditions) · progress S(JSON) · progressCount N · logLines S(JSON) ·
+  logCount N · logLevel S (domain/progress.py) · watchedUntil N (epoch ms: a plain
+  call's hidden task, cancelled when its caller has not come back by then)
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import map_size
-from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
+from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
+from ..domain.progress import ProgressReport
 from .aws_errors import error_code, translate, translated
 
 _ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
@@ -78,6 +81,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "statusMessage",
     "outcome",
     "historyEvents",
+    "watchedUntil",
 )
 
 
@@ -164,6 +168,12 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         result_ref=s("resultRef"),
         client_capabilities=j("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
+        progress=Progress.from_json(j("progress")) if "progress" in item else None,
+        progress_count=int(item["progressCount"]["N"]) if "progressCount" in item else 0,
+        log_lines=tuple(LogLine(x["level"], x["data"]) for x in j("logLines") or []),
+        log_count=int(item["logCount"]["N"]) if "logCount" in item else 0,
+        log_level=s("logLevel"),
+        watched_until_ms=int(item["watchedUntil"]["N"]) if "watchedUntil" in item else None,
     )
 
 
@@ -208,6 +218,10 @@ class DynamoDBTaskStore:
             item["progressToken"] = _s(_dumps(record.progress_token))
         if record.client_capabilities is not None:
             item["clientCapabilities"] = _s(_dumps(record.client_capabilities))
+        if record.log_level is not None:
+            item["logLevel"] = _s(record.log_level)
+        if record.watched_until_ms is not None:
+            item["watchedUntil"] = _n(record.watched_until_ms)
         try:
             self._ddb.put_item(
                 TableName=self._table,
@@ -264,18 +278,59 @@ class DynamoDBTaskStore:
         last = page.get("LastEvaluatedKey")
         return ordered, _encode_cursor(last) if last else None
 
-    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
+    def report_progress(
+        self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True
+    ) -> None:
+        sets = [
+            "statusMessage = :m",
+            "progressCount = :pc",
+            "logCount = :lc",
+            "lastUpdatedAt = :now",
+            _KEEP_ALIVE,
+        ]
+        values: dict[str, Any] = {
+            ":m": _s(report.message),
+            ":pc": _n(report.progress_count),
+            ":lc": _n(report.log_count),
+            ":now": _t(now_ms),
+            ":working": _s("working"),
+            **_alive_values(alive),
+        }
+        removes = []
+        if report.progress is not None:
+            sets.append("progress = :p")
+            values[":p"] = _s(_dumps(report.progress.to_json()))
+        if report.log_lines:
+            sets.append("logLines = :ll")
+            values[":ll"] = _s(_dumps([line.to_json() for line in report.log_lines]))
+        else:
+            removes.append("logLines")
+        condition = "#status = :working"
+        if check_caller:
+            # The cooperative check of a watched task: its caller must still be expected.
+            condition += " AND (attribute_not_exists(watchedUntil) OR watchedUntil > :nowms)"
+            values[":nowms"] = _n(now_ms)
         self._update(
             task_id,
-            UpdateExpression=f"SET statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE}",
-            ConditionExpression="#status = :working",
+            UpdateExpression="SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+            ConditionExpression=condition,
             ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":m": _s(message),
-                ":now": _t(now_ms),
-                ":working": _s("working"),
-                **_alive_values(alive),
-            },
+            ExpressionAttributeValues=values,
+        )
+
+    def watch(self, task_id: str, until_ms: int | None) -> None:
+        values: dict[str, Any] = {**_ACTIVE}
+        if until_ms is None:
+            expression = "REMOVE watchedUntil"
+        else:
+            expression = "SET watchedUntil = :until"
+            values[":until"] = _n(until_ms)
+        self._update(
+            task_id,
+            UpdateExpression=expression,
+            ConditionExpression=_IS_ACTIVE,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=values,
         )
 
     def count_active(self, owner: str, up_to: int) -> int:

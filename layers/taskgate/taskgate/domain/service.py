@@ -72,7 +72,13 @@ class TaskService:
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
         client_capabilities: dict[str, Any] | None = None,
+        task_id: str | None = None,
+        log_level: str | None = None,
+        watch_ms: int | None = None,
     ) -> TaskRecord:
+        """``task_id``: the id a plain call claimed for its hidden task (domain/calls.py);
+        ``log_level``: the least severe log line kept for the caller; ``watch_ms``: the
+        caller must come back within this (TaskRecord.watched_until_ms)."""
         self.limits.check_arguments(arguments)
         # Answers carried by the call (2026: a tools/call's inputResponses) and the
         # progress token are kept in the row for the task's life.
@@ -86,7 +92,7 @@ class TaskService:
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
         record = TaskRecord(
-            task_id=new_task_id(),
+            task_id=task_id or new_task_id(),
             owner=owner,
             tool=tool,
             arguments=arguments,
@@ -101,6 +107,8 @@ class TaskService:
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
             client_capabilities=client_capabilities,
+            log_level=log_level,
+            watched_until_ms=now + watch_ms if watch_ms is not None else None,
         )
         self.limits.check_row(record)
         # Write-through: the row is durable before anyone can learn the id.
@@ -211,6 +219,16 @@ class TaskService:
             return Cancellation(self.get(owner, task_id), cancelled_now=False)
         self._ender.stop(task_id, message)
         return Cancellation(cancelled, cancelled_now=True)
+
+    def watch(self, task_id: str, within_ms: int | None) -> bool:
+        """Expect the caller of a plain call's hidden task back within ``within_ms`` (None:
+        stop watching, the caller holds a handle now); False when the task has ended."""
+        until = self._clock() + within_ms if within_ms is not None else None
+        try:
+            self._store.watch(task_id, until)
+        except TransitionRejected:
+            return False
+        return True
 
     def fail_stale(self, record: TaskRecord, reason: str) -> bool:
         """Fail a task whose execution is gone or past its deadline (the sweeper)."""

@@ -4,17 +4,10 @@ instance can serve any request."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-
-def call_key(owner: str, session_id: str | None, request_id: Any) -> str:
-    """Names one JSON-RPC request of one caller: a request id is only unique within
-    its session, and only its caller may refer to it."""
-    raw = json.dumps([owner, session_id or "", request_id], separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(raw.encode()).hexdigest()
+from .calls import CallStore
 
 
 @dataclass(frozen=True)
@@ -50,9 +43,18 @@ class StreamState:
     # A plain tools/call's stream (2025): the client never asked for a task, so no
     # message on it names one; it reads as the call's own elicitation and response.
     hides_task: bool = False
+    # A plain call's stream: each piece of it tells the task its caller is still there,
+    # for this long (ms); None: nobody is watched for (a tasks/result stream).
+    watch_ms: int | None = None
+    # A plain call's stream: still running at this time (epoch ms), the call is answered
+    # with a handle the model drives (protocol/job_tools.py). None: never.
+    hand_over_at_ms: int | None = None
 
 
-class SessionStore(Protocol):
+class SessionStore(CallStore, Protocol):
+    """Sessions, stream logs, resource subscriptions, and (``CallStore``) the plain calls
+    that became hidden tasks."""
+
     def create_session(self, session: Session) -> None: ...
 
     def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
@@ -72,12 +74,6 @@ class SessionStore(Protocol):
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         """Persist ``after`` (``before`` plus new events) if nobody else appended
         since ``before`` was read; False when someone did."""
-
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        """A plain call (``call_key``) became this task, until ``expires_at_ms``."""
-
-    def find_call(self, key: str) -> str | None:
-        """The task a plain call became, if it did and that is still remembered."""
 
     # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
 

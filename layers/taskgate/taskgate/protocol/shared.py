@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..clock import now_ms
 from ..codes import INVALID_PARAMS
+from ..domain.calls import PlainCalls
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
@@ -25,6 +26,8 @@ from ..tools.context import InputNeeded, ProtocolError, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool, ToolRegistry
 from .era import Call, validation_data
+from .job_tools import JobTools
+from .plain_calls import CallPolicy
 from .errors import RpcError
 from .request_state import NOTHING, Carried, RequestStates, ephemeral_keys
 
@@ -82,6 +85,15 @@ class Services:
     request_states: RequestStates = field(
         default_factory=lambda: RequestStates(ephemeral_keys, ttl_ms=600_000, clock=now_ms)
     )
+    # Plain calls of long tools (protocol/plain_calls.py): the deployment's policy, and the
+    # calls' hidden tasks, keyed to their calls (built by the first call that needs one).
+    policy: CallPolicy = field(default_factory=CallPolicy)
+    calls: Callable[[], PlainCalls] | None = None
+
+    def plain_calls(self) -> PlainCalls:
+        if self.calls is None:
+            raise RuntimeError("this server was built without a store for plain calls' hidden tasks")
+        return self.calls()
 
 
 class _Later:
@@ -101,6 +113,19 @@ class _Later:
 
     def __len__(self) -> int:
         return len(self._registry())
+
+
+def jobs_listed(services: Services) -> bool:
+    """Whether the job tools (protocol/job_tools.py) are offered: a long plain call may be
+    handed to the model as a job, and some tool runs long."""
+    return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
+
+
+def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
+    tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
+    if jobs_listed(services):
+        tools += JobTools.definitions(with_task_support=with_task_support)
+    return tools
 
 
 def resolve_tool(
@@ -216,6 +241,9 @@ def create_task(
     answers: dict[str, Any] | None = None,
     progress_token: str | int | None = None,
     client_capabilities: dict[str, Any] | None = None,
+    task_id: str | None = None,
+    log_level: str | None = None,
+    watch_ms: int | None = None,
 ) -> TaskRecord:
     record = services.tasks.create(
         owner=call.owner,
@@ -225,6 +253,9 @@ def create_task(
         input_responses=answers,
         progress_token=progress_token,
         client_capabilities=client_capabilities,
+        task_id=task_id,
+        log_level=log_level,
+        watch_ms=watch_ms,
     )
     services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": found.name})
     return record

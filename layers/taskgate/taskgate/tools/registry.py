@@ -85,6 +85,18 @@ class Tool:
     # ``outputSchema``; or a hand-written output schema.
     output_model: type[BaseModel] | None = None
     output_schema_override: dict[str, Any] | None = None
+    # About how long one call runs (seconds), or a function of the parsed arguments that
+    # says so. A plain call expected to run longer than the inline limit runs as a hidden
+    # task (protocol/plain_calls.py); None: a quick tool, always run inline.
+    expected_seconds: float | Callable[[Any], float] | None = None
+
+    def expected_for(self, arguments: dict[str, Any]) -> float | None:
+        """How long a call with ``arguments`` is expected to run; None when not declared."""
+        if self.expected_seconds is None:
+            return None
+        if callable(self.expected_seconds):
+            return float(self.expected_seconds(self.parse(arguments)))
+        return float(self.expected_seconds)
 
     def output_schema(self) -> dict[str, Any] | None:
         if self.output_schema_override is not None:
@@ -207,12 +219,18 @@ def tool(
     prepare: PrepareFn | None = None,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
+    expected_seconds: float | Callable[[Any], float] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(args: Model, ctx: ToolContext)`` as an MCP tool.
 
     The input model is the type annotation of the first parameter. A pydantic model as
     the return annotation is the tool's ``outputSchema``: its result carries the model as
     ``structuredContent`` (and as JSON text, for clients that read only content).
+
+    ``expected_seconds`` (a number, or a function of the parsed arguments) says how long a
+    call runs: a plain call (a host that never asks for a task) of a long one runs durably
+    as a hidden task, its progress streamed to the caller, instead of inside the request
+    that API Gateway cuts at 30 seconds. Leave it out for quick tools.
     """
 
     def decorate(fn: ToolFn) -> ToolFn:
@@ -222,9 +240,18 @@ def tool(
             raise TypeError(f"{fn.__name__}: first parameter must be a pydantic model")
         returns = inspect.signature(fn, eval_str=True).return_annotation
         output_model = returns if inspect.isclass(returns) and issubclass(returns, BaseModel) else None
+        tool_name = name or fn.__name__
+        if expected_seconds is not None:
+            if task_support == "forbidden":
+                raise TypeError(
+                    f"{tool_name}: expected_seconds needs a tool that can run as a task "
+                    '(task_support "optional" or "required"), not "forbidden"'
+                )
+            if not callable(expected_seconds) and not expected_seconds >= 0:
+                raise TypeError(f"{tool_name}: expected_seconds must be a number of seconds >= 0")
         registry.add(
             Tool(
-                name=name or fn.__name__,
+                name=tool_name,
                 description=description or inspect.getdoc(fn) or "",
                 input_model=model,
                 fn=fn,
@@ -234,6 +261,7 @@ def tool(
                 schema_override=input_schema,
                 output_model=output_model,
                 output_schema_override=output_schema,
+                expected_seconds=expected_seconds,
             )
         )
         return fn

@@ -14,6 +14,18 @@ response was sent". A replay rebuilds each message from the task row (and the
 result bucket), so a result of any size can be replayed and the log item stays
 small. Only a plain call's response that has no task row (a tool that closed its
 stream, SEP-1699) is kept: in the marker when small, in the result bucket when not.
+
+Notifications (the tool's progress numbers and log lines, task status) are never
+logged: each carries an event id whose suffix is the stream's ``Cursor`` (how many
+progress reports and log lines its client has had), so a resume sends only what is
+new, and the row it reads holds the rest (protocol/task_events.py).
+
+A plain ``tools/call`` that became a hidden task (protocol/plain_calls.py) is such a
+stream too, served in pieces of at most ``call_piece_seconds`` so that each ends well
+inside API Gateway's cut: every piece tells the task its caller is still there
+(``watch_ms``: a caller that stops coming back has hung up, and its task is cancelled),
+and a call still running at ``hand_over_at_ms`` is answered with a handle the model can
+drive instead of leaving the caller to time out.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
 from ..shared import InlineSlots
+from ..task_events import Cursor, news
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
@@ -45,8 +58,10 @@ Notices = Callable[[float], list[dict[str, Any]]]
 # A plain call's logged response stays in its marker up to this size; larger ones
 # go to the result bucket, so a stream item is always far below DynamoDB's 400 KB.
 INLINE_LOGGED_BYTES = 16_384
-# "{stream id}:{position}", optionally ":{nonce}" (the priming events). ASCII only.
-_EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::[0-9a-f]{0,16})?")
+# "{stream id}:{position}", then optionally ":" and the cursor "c{progress}.{logs}"
+# and/or a nonce "n{hex}" (priming events; ids before cursors carried a bare hex nonce).
+# ASCII only.
+_EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::(?:c([0-9]{1,9})\.([0-9]{1,9}))?n?[0-9a-f]{0,16})?")
 
 # Markers of the event log (each a small JSON object).
 _RESPONSE = {"response": 1}
@@ -59,6 +74,14 @@ def _dumps(message: dict[str, Any]) -> str:
 
 def sse_event(event_id: str, message: dict[str, Any]) -> str:
     return f"id: {event_id}\nevent: message\ndata: {_dumps(message)}\n\n"
+
+
+def _cursor_id(stream_id: str, position: int, cursor: Cursor) -> str:
+    return f"{stream_id}:{position}:c{cursor.progress}.{cursor.logs}"
+
+
+# Builds the answer of a plain call handed to the model as a handle (protocol/job_tools.py).
+HandOver = Callable[[TaskRecord], dict[str, Any]]
 
 
 def _marker(value: dict[str, Any]) -> str:
@@ -75,17 +98,23 @@ class ResultStreams:
         slots: InlineSlots,
         budget_seconds: float,
         log_retention_ms: int,
+        call_piece_seconds: float = 20.0,
+        hand_over: HandOver | None = None,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         self._tasks = tasks
         self._store = store
         self._results = results
         self._slots = slots
         self._budget = budget_seconds
+        self._call_piece = call_piece_seconds
+        self._hand_over = hand_over
         self._log_retention_ms = log_retention_ms
         self._sleep = sleep
         self._monotonic = monotonic
+        self._clock = clock
 
     @staticmethod
     def check_request_id(request_id: Any) -> None:
@@ -101,11 +130,15 @@ class ResultStreams:
         *,
         hide_task: bool = False,
         notices: Notices | None = None,
+        log_level: str | None = None,
+        watch_ms: int | None = None,
+        hand_over_at_ms: int | None = None,
     ) -> Iterator[str]:
         """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
-        plain ``tools/call`` that became this task, on which nothing names the task.
-        The log is created here, before the response starts: a refusal is still a
-        JSON-RPC error."""
+        plain ``tools/call`` that became this task, on which nothing names the task
+        (``watch_ms``, ``hand_over_at_ms``: see the module). ``log_level``: the least
+        severe log line the client wants. The log is created here, before the response
+        starts: a refusal is still a JSON-RPC error."""
         self.check_request_id(request_id)
         state = StreamState(
             stream_id=uuid.uuid4().hex,
@@ -114,14 +147,18 @@ class ResultStreams:
             request_id=request_id,
             expires_at_ms=record.expires_at_ms,
             hides_task=hide_task,
+            watch_ms=watch_ms,
+            hand_over_at_ms=hand_over_at_ms,
         )
         self._store.create_stream(state)
-        return self._opened(state, record, notices)
+        return self._opened(state, record, notices, log_level)
 
-    def _opened(self, state: StreamState, record: TaskRecord, notices: Notices | None) -> Iterator[str]:
+    def _opened(
+        self, state: StreamState, record: TaskRecord, notices: Notices | None, log_level: str | None
+    ) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
-        yield self._priming(state.stream_id, 0, record.poll_interval_ms)
-        yield from self._live(state, record, notices)
+        yield self._priming(state.stream_id, 0, Cursor(), record.poll_interval_ms)
+        yield from self._live(state, record, notices, Cursor(), log_level)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -136,7 +173,7 @@ class ResultStreams:
         )
         retry = self._tasks.limits.poll_interval_ms
         if marker is None:
-            return iter([self._priming(stream_id, 0, retry), sse_event(f"{stream_id}:1", message)])
+            return iter([self._priming(stream_id, 0, Cursor(), retry), sse_event(f"{stream_id}:1", message)])
         state = StreamState(
             stream_id=stream_id,
             owner=owner,
@@ -148,7 +185,7 @@ class ResultStreams:
         )
         self._store.create_stream(state)
         # Position 0: a resume replays the logged response.
-        events = [self._priming(stream_id, 0, retry)]
+        events = [self._priming(stream_id, 0, Cursor(), retry)]
         if deliver:
             events.append(sse_event(f"{stream_id}:1", message))
         return iter(events)
@@ -159,13 +196,20 @@ class ResultStreams:
         ref = self._results.keep(f"streams/{stream_id}", message, keep_ms=self._log_retention_ms)
         return _marker({"ref": ref}) if ref is not None else None
 
-    def resume(self, owner: str, last_event_id: str, notices: Notices | None = None) -> Iterator[str] | None:
+    def resume(
+        self,
+        owner: str,
+        last_event_id: str,
+        notices: Notices | None = None,
+        log_level: str | None = None,
+    ) -> Iterator[str] | None:
         """The stream after ``last_event_id``, or None when there is no such stream of
         ``owner``'s (or the id is not one this server issued)."""
         parsed = _EVENT_ID.fullmatch(last_event_id)
         if parsed is None:
             return None
         stream_id, seen = parsed.group(1), int(parsed.group(2))
+        cursor = Cursor(int(parsed.group(3) or 0), int(parsed.group(4) or 0))
         # Reconnecting is this era's polling: read at polling's price (eventually
         # consistent, half a read unit), and again consistently when the log looks
         # older than the id the client holds.
@@ -174,14 +218,15 @@ class ResultStreams:
             state = self._store.get_stream(stream_id)
         if state is None or state.owner != owner or seen > len(state.events):
             return None
-        return self._replay_then_live(state, seen, notices)
+        return self._replay_then_live(state, seen, cursor, notices, log_level)
 
-    def _priming(self, stream_id: str, position: int, retry_ms: int) -> str:
+    def _priming(self, stream_id: str, position: int, cursor: Cursor, retry_ms: int) -> str:
         # Every stream opens with an id-bearing event, so a client always has a
-        # fresh cursor even when the stream then carries only (unlogged)
-        # notifications. It points at the log position; the suffix keeps ids unique.
-        # ``retry`` is the task's pollInterval: reconnecting is this era's polling.
-        return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {retry_ms}\ndata: \n\n"
+        # fresh cursor even when the stream then carries only notifications. It
+        # points at the log position and the notifications had; the nonce keeps ids
+        # unique. ``retry`` is the task's pollInterval: reconnecting is this era's polling.
+        event_id = f"{_cursor_id(stream_id, position, cursor)}n{secrets.token_hex(4)}"
+        return f"id: {event_id}\nretry: {retry_ms}\ndata: \n\n"
 
     def _read(self, state: StreamState) -> TaskRecord | dict[str, Any]:
         """The task, or the error response a client gets when it is gone. A waiting
@@ -194,7 +239,17 @@ class ResultStreams:
             error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
             return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
 
-    def _replay_then_live(self, state: StreamState, seen: int, notices: Notices | None) -> Iterator[str]:
+    def _replay_then_live(
+        self,
+        state: StreamState,
+        seen: int,
+        cursor: Cursor,
+        notices: Notices | None,
+        log_level: str | None,
+    ) -> Iterator[str]:
+        if state.watch_ms is not None and not state.done:
+            # The caller came back: its hidden task is still wanted.
+            self._tasks.watch(state.task_id, state.watch_ms)
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
@@ -204,9 +259,9 @@ class ResultStreams:
                 yield sse_event(f"{state.stream_id}:{index}", message)
         retry = read.poll_interval_ms if isinstance(read, TaskRecord) else self._tasks.limits.poll_interval_ms
         # After the replay, so resuming from it never skips a replayed event.
-        yield self._priming(state.stream_id, len(state.events), retry)
+        yield self._priming(state.stream_id, len(state.events), cursor, retry)
         if not state.done and read is not None:
-            yield from self._live(state, read, notices)
+            yield from self._live(state, read, notices, cursor, log_level)
 
     def _rebuild(
         self, state: StreamState, marker: dict[str, Any], read: TaskRecord | dict[str, Any] | None
@@ -238,28 +293,35 @@ class ResultStreams:
         return w.elicitation_request(read.task_id, key, request, tagged=tagged)
 
     def _live(
-        self, state: StreamState, first: TaskRecord | dict[str, Any], notices: Notices | None = None
+        self,
+        state: StreamState,
+        first: TaskRecord | dict[str, Any],
+        notices: Notices | None,
+        cursor: Cursor,
+        log_level: str | None,
     ) -> Iterator[str]:
-        # Notifications are sent live and never logged: they carry no event id, so
-        # a reconnect resumes after the last logged event, and the stream item is
-        # written only for what must not be lost (questions and the response).
+        # Notifications are sent live and never logged: their ids carry the cursor, so a
+        # reconnect resumes after the last logged event and sends only newer ones; the
+        # stream item is written only for what must not be lost (questions, the response).
         seen_status: str | None = None
-        seen_message: str | None = None
-        deadline = self._monotonic() + self._budget
+        deadline = self._monotonic() + (self._call_piece if state.hides_task else self._budget)
         read = first
         while True:
             due: list[tuple[str, dict[str, Any]]] = []
+            handing_over = False
             if isinstance(read, TaskRecord):
                 record = read
                 status = w.status_of(record)
                 if status != seen_status and not state.hides_task:
                     yield f"data: {_dumps(w.status_notification(record))}\n\n"
-                if record.progress_token is not None and record.status_message != seen_message:
-                    elapsed = max(1, now_ms() - record.created_at_ms)
-                    progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
-                    yield f"data: {_dumps(progress)}\n\n"
-                seen_status, seen_message = status, record.status_message
+                seen_status = status
+                fresh, cursor = news(record, cursor, log_level=log_level, tagged=not state.hides_task)
+                position = len(state.events)
+                for notification, after in fresh:
+                    yield sse_event(_cursor_id(state.stream_id, position, after), notification)
                 due = self._due(state, record)
+                if not due and self._hand_over_due(state, record):
+                    due, handing_over = [self._handle(state, record)], True
                 poll = record.poll_interval_ms / 1000
             else:
                 due = [(_marker({"message": read}), read)]
@@ -269,23 +331,26 @@ class ResultStreams:
             if due:
                 # Server-to-client requests of every kind (elicitation, sampling, roots).
                 asked = [m for _, m in due if "method" in m and "id" in m]
-                after = replace(
+                after_state = replace(
                     state,
                     events=state.events + tuple(marker for marker, _ in due),
                     done=not asked,
                     emitted_keys=state.emitted_keys | {m["id"] for m in asked},
                 )
-                if not self._store.append_events(state, after):
+                if not self._store.append_events(state, after_state):
                     # Another instance appended to this stream; its log is the truth.
-                    fresh = self._store.get_stream(state.stream_id)
-                    if fresh is None:
+                    fresh_state = self._store.get_stream(state.stream_id)
+                    if fresh_state is None:
                         return
-                    current = self._read(fresh)
-                    for index in range(len(state.events), len(fresh.events)):
-                        message = self._rebuild(fresh, json.loads(fresh.events[index]), current)
+                    current = self._read(fresh_state)
+                    for index in range(len(state.events), len(fresh_state.events)):
+                        message = self._rebuild(fresh_state, json.loads(fresh_state.events[index]), current)
                         if message is not None:
                             yield sse_event(f"{state.stream_id}:{index + 1}", message)
                     return
+                if handing_over:
+                    # The model drives the task from here: nobody resumes this stream now.
+                    self._tasks.watch(state.task_id, None)
                 for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
                     yield sse_event(f"{state.stream_id}:{offset}", message)
                 # After a question the answer comes as its own POST; after the response, nothing.
@@ -299,6 +364,21 @@ class ResultStreams:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)
             read = self._read(state)
+
+    def _hand_over_due(self, state: StreamState, record: TaskRecord) -> bool:
+        return (
+            self._hand_over is not None
+            and state.hand_over_at_ms is not None
+            and not record.status.terminal
+            and self._clock() >= state.hand_over_at_ms
+        )
+
+    def _handle(self, state: StreamState, record: TaskRecord) -> tuple[str, dict[str, Any]]:
+        """The plain call's answer when it is handed over: logged whole (it is small), so
+        every replay gives the same one."""
+        assert self._hand_over is not None
+        message = {"jsonrpc": "2.0", "id": state.request_id, "result": self._hand_over(record)}
+        return _marker({"message": message}), message
 
     def _response(self, state: StreamState, record: TaskRecord) -> dict[str, Any]:
         """A terminal task's response, read for this stream (from the row or S3)."""

@@ -14,17 +14,25 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ...domain.calls import stateless_call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
+from ...tools.registry import Tool
 from ..deferred import CATALOG_METHODS
-from ..era import Call, Era, Method, MethodRegistry, Result
+from .. import sse
+from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
+from ..hidden import start_hidden
+from ..job_tools import JobTools, handed
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
+from ..plain_calls import Decision, Plan, decide, refusal
 from ..shared import (
     Services,
     create_task,
     fetched,
+    jobs_listed,
+    listed_tools,
     open_state,
     resolve_tool,
     run_prepare,
@@ -33,6 +41,7 @@ from ..shared import (
 )
 from . import envelope
 from . import wire as w
+from .held import HeldCalls
 
 
 class Era2026(Era):
@@ -48,8 +57,14 @@ class Era2026(Era):
         METHOD_NOT_FOUND: 404,
     }
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, held: HeldCalls | None = None) -> None:
         self._s = services
+        self._held = held or HeldCalls(
+            services.tasks,
+            services.inline,
+            watch_ms=services.policy.hang_up_ms,
+            refresh_seconds=services.policy.piece_seconds,
+        )
         super().__init__(
             MethodRegistry(
                 [
@@ -116,12 +131,14 @@ class Era2026(Era):
 
     def _tools_list(self, call: Call, params: NoParams) -> dict[str, Any]:
         return {
-            "tools": [t.describe(with_task_support=True) for t in self._s.tools],
+            "tools": listed_tools(self._s, with_task_support=True),
             "ttlMs": 0,
             "cacheScope": "private",
         }
 
-    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any]:
+    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        if JobTools.owns(params.name) and jobs_listed(self._s):
+            return JobTools(self._s.tasks).call(call.owner, params.name, params.arguments)
         found, arguments = resolve_tool(self._s, params.name, params.arguments)
         check_param_headers(call.headers, found.input_schema(), arguments)
         declares = w.declares_tasks(params.meta or {})
@@ -155,7 +172,65 @@ class Era2026(Era):
                 client_capabilities=declared_view(declared),
             )
             return w.create_task_result(record)
-        return run_round(self._s, call, found, arguments, answers, carried, peer)
+        decision = decide(
+            self._s.policy,
+            found,
+            arguments,
+            call.headers,
+            resumable=False,
+            accepts_sse=sse.accepts(call.headers),
+        )
+        if decision.plan is Plan.INLINE:
+            return run_round(self._s, call, found, arguments, answers, carried, peer)
+        if decision.plan is Plan.REFUSE:
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                refusal(found, decision, self._s.policy),
+                w.missing_capability_data(),
+            )
+        return self._long_call(call, found, arguments, {**answers, **carried.answers}, peer, decision)
+
+    def _long_call(
+        self,
+        call: Call,
+        found: Tool,
+        arguments: dict[str, Any],
+        answers: dict[str, Any],
+        peer: Peer,
+        decision: Decision,
+    ) -> dict[str, Any] | HttpReply:
+        """A plain call of a long tool: a hidden task the caller never sees as one, held on
+        a streaming front (``HOLD``) or handed to the model as a job (``HANDLE``)."""
+        assert call.request is not None
+        prepared = run_prepare(found, arguments, answers, peer)
+        if prepared.questions is not None:
+            return {"resultType": "input_required", "inputRequests": prepared.questions}
+        hold = decision.plan is Plan.HOLD
+        started = start_hidden(
+            self._s,
+            call,
+            found,
+            arguments,
+            stateless_call_key(call.owner, call.request.id, found.name, arguments),
+            answers=prepared.carried,
+            progress_token=peer.progress_token,
+            client_capabilities=declared_view(peer.capabilities.declared),
+            log_level=peer.log_level,
+            watch_ms=self._s.policy.hang_up_ms if hold else None,
+        )
+        record = started.record
+        if not hold:
+            return handed(record, decision.expected)
+        after = decision.hand_over_after_ms
+        stream = self._held.stream(
+            call.owner,
+            record,
+            call.request.id,
+            log_level=peer.log_level,
+            hand_over_at_ms=record.created_at_ms + after if after is not None else None,
+            expected_seconds=decision.expected,
+        )
+        return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
 
     def _answers(self, params: ToolCall) -> dict[str, Any]:
         """``inputResponses`` of a retried round: an object of answers, or -32602."""

@@ -1,0 +1,28 @@
+"""A plain call's hidden task, started once per call (domain/calls.py) whatever the era."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..domain.calls import Started
+from ..domain.model import TaskRecord
+from ..tools.registry import Tool
+from .era import Call
+from .shared import Services, create_task
+
+
+def start_hidden(
+    services: Services,
+    call: Call,
+    found: Tool,
+    arguments: dict[str, Any],
+    key: str,
+    **create: Any,
+) -> Started:
+    """The task of the plain call ``key`` (``create``: create_task's options), created the
+    first time and found again by a retry of the same call."""
+
+    def new(task_id: str) -> TaskRecord:
+        return create_task(services, call, found, arguments, task_id=task_id, **create)
+
+    return services.plain_calls().start(call.owner, key, new)
