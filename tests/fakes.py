@@ -19,12 +19,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from taskgate.domain.calls import CallClaim
 from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
 from taskgate.domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.progress import ProgressReport
 from taskgate.domain.results import ResultStore
-from taskgate.domain.calls import CallClaim
 from taskgate.domain.sessions import Session, StreamState
 from taskgate.domain.transitions import Op, check, target
 from taskgate.tools.registry import ToolRegistry
@@ -540,18 +540,18 @@ class World:
         **limit_overrides: int,
     ) -> None:
         from taskgate.config import DEFAULT_TOOL_MODULES
+        from taskgate.domain.calls import PlainCalls
         from taskgate.domain.limits import Limits
         from taskgate.domain.service import TaskService
         from taskgate.domain.sweeper import Sweeper
         from taskgate.domain.worker import Worker
+        from taskgate.protocol.job_tools import handed
+        from taskgate.protocol.plain_calls import CallPolicy
         from taskgate.protocol.request_state import RequestStates, ephemeral_keys
         from taskgate.protocol.server import McpServer
         from taskgate.protocol.shared import InlineSlots, Services
         from taskgate.protocol.v2025 import Era2025
         from taskgate.protocol.v2025.streams import ResultStreams
-        from taskgate.domain.calls import PlainCalls
-        from taskgate.protocol.job_tools import handed
-        from taskgate.protocol.plain_calls import CallPolicy
         from taskgate.protocol.v2026 import Era2026
         from taskgate.protocol.v2026.held import HeldCalls
         from taskgate.tools.registry import registry

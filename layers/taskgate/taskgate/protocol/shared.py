@@ -26,9 +26,9 @@ from ..tools.context import InputNeeded, ProtocolError, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool, ToolRegistry
 from .era import Call, validation_data
+from .errors import RpcError
 from .job_tools import JobTools
 from .plain_calls import CallPolicy
-from .errors import RpcError
 from .request_state import NOTHING, Carried, RequestStates, ephemeral_keys
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
+from ...domain.calls import Started, call_key
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.ports import Clock
-from ...domain.calls import Started, call_key
 from ...domain.sessions import Session, SessionStore
 from ...tools.context import ToolContext
 from ...tools.input import ClientCapabilities, declared_view

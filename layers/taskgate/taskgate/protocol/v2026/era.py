@@ -18,8 +18,8 @@ from ...domain.calls import stateless_call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
 from ...tools.registry import Tool
-from ..deferred import CATALOG_METHODS
 from .. import sse
+from ..deferred import CATALOG_METHODS
 from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
