@@ -112,3 +112,37 @@ def unicode_result(args: UnicodeInput, ctx: ToolContext) -> str:
 def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
     ctx.close_stream()
     return unicode_text(args.kilobytes)
+
+
+class LongInput(BaseModel):
+    minutes: float = Field(default=2, ge=0, le=600, description="How long the job says it takes")
+    steps: int = Field(default=5, ge=0, le=1000)
+    ask: bool = False
+    check_cancelled: bool = False
+
+
+@tool(
+    description="Declared long (minutes), but quick here: reports numbered progress and logs each step.",
+    task_support="optional",
+    expected_seconds=lambda args: args.minutes * 60,
+)
+def long_job(args: LongInput, ctx: ToolContext) -> str:
+    from taskgate.tools import Elicit
+
+    if args.ask:
+        ctx.ask("go", Elicit(message="Go on?", properties={"ok": {"type": "boolean"}}))
+    for step in range(1, args.steps + 1):
+        ctx.log("info", f"step {step} of {args.steps}")
+        ctx.progress(f"step {step}", progress=step, total=args.steps)
+        if args.check_cancelled and ctx.cancelled():
+            return "stopped early"
+    return f"long job done after {args.steps} steps"
+
+
+@tool(
+    description="Declared long, with an output schema (so it is never handed out as a job).",
+    task_support="optional",
+    expected_seconds=300,
+)
+def long_forecast(args: CityInput, ctx: ToolContext) -> Forecast:
+    return Forecast(city=args.city, celsius=3.0)

@@ -253,6 +253,11 @@ class ResultStreams:
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
+        if isinstance(read, TaskRecord) and len(state.events) > seen:
+            # What the client missed before the events it is about to get again.
+            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task)
+            for notification, after in fresh:
+                yield sse_event(_cursor_id(state.stream_id, seen, after), notification)
         for index, marker in enumerate(state.events[seen:], start=seen + 1):
             message = self._rebuild(state, json.loads(marker), read)
             if message is not None:
