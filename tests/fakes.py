@@ -430,6 +430,13 @@ class MemorySessionStore:
         self.sessions.pop(session_id, None)
         self.subs.pop(session_id, None)
 
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(
+                session, hidden_tasks=session.hidden_tasks | {task_id}
+            )
+
     def set_log_level(self, session_id: str, level: str) -> None:
         session = self.sessions.get(session_id)
         if session is not None:

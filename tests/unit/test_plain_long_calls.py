@@ -483,3 +483,17 @@ def test_a_task_clients_progress_carries_the_tools_numbers(legacy: Legacy, world
     progress = [e["data"]["params"] for e in _messages(events, "notifications/progress")]
     assert progress[-1]["progress"] == 4 and progress[-1]["total"] == 4
     assert progress[-1]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+
+
+def test_ending_the_session_ends_its_calls_hidden_tasks_but_not_its_jobs(
+    legacy: Legacy, world: World
+) -> None:
+    """Clients on the Python SDK 1.x send no notifications/cancelled when a call is
+    aborted; they close their session (DELETE). Its calls' streams can never be resumed."""
+    streamed, _ = _start_hidden(legacy, world, 31)
+    job = _call(legacy, "long_job", {"minutes": 10}, 32).json()["result"]["structuredContent"]["handle"]
+    resp = legacy.http.delete("/mcp", headers=legacy.headers())
+    assert resp.status_code == 200
+    assert world.store.records[streamed].status is TaskStatus.CANCELLED
+    assert streamed in world.workflow.stop_reasons
+    assert world.store.records[job].status is TaskStatus.WORKING  # the model's, through its handle

@@ -78,12 +78,27 @@ class DynamoDBSessionStore:
             if "clientCapabilities" in item
             else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
+            hidden_tasks=frozenset(item.get("hiddenTasks", {}).get("SS", [])),
         )
 
     @translating
     def delete_session(self, session_id: str) -> None:
         self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
+
+    @translating
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"session#{session_id}")},
+                UpdateExpression="ADD hiddenTasks :task",
+                ConditionExpression="attribute_exists(taskId)",
+                ExpressionAttributeValues={":task": {"SS": [task_id]}},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
 
     @translating
     def set_log_level(self, session_id: str, level: str) -> None:

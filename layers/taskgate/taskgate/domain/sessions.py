@@ -21,6 +21,9 @@ class Session:
     capabilities: dict[str, Any] | None = None
     # logging/setLevel: the least severe level of notifications/message it wants (None: all).
     log_level: str | None = None
+    # The hidden tasks of this session's plain calls: a client that ends its session can
+    # never resume their streams, so they end with it.
+    hidden_tasks: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class SessionStore(CallStore, Protocol):
         created in the last second or so, or still see one just deleted."""
 
     def delete_session(self, session_id: str) -> None: ...
+
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        """Remember that a plain call of the session became ``task_id``."""
 
     def set_log_level(self, session_id: str, level: str) -> None:
         """Record the session's ``logging/setLevel``; a session that is gone stays gone."""

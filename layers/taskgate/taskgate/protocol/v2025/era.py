@@ -137,9 +137,27 @@ class Era2025(Era):
         session_id = call.headers.get("mcp-session-id")
         if not session_id:
             raise TransportRejection(400, INVALID_REQUEST, "Mcp-Session-Id required")
-        self._check_session(call)
+        session = self._check_session(call)
         self._sessions.delete_session(session_id)
+        if session is not None:
+            self._end_hidden_tasks(call, session)
         return HttpReply(200)
+
+    def _end_hidden_tasks(self, call: Call, session: Session) -> None:
+        """The client ended its session: the streams of its plain calls can never be
+        resumed, so their hidden tasks end with it (those handed to the model as jobs are
+        the model's, and go on)."""
+        for task_id in session.hidden_tasks:
+            try:
+                record = self._s.tasks.get(call.owner, task_id)
+                if record.status.terminal or record.watched_until_ms is None:
+                    continue
+                if self._s.tasks.cancel(call.owner, task_id).cancelled_now:
+                    self._s.audit(
+                        "cancel_requested", {"taskId": task_id, "owner": call.owner, "status": "cancelled"}
+                    )
+            except TaskgateError:
+                continue  # gone, or ended meanwhile
 
     def handle_get(self, call: Call) -> HttpReply:
         """GET /mcp: resume a stream after ``Last-Event-ID``."""
@@ -355,6 +373,9 @@ class Era2025(Era):
         self._streams.check_request_id(call.request.id)
         started = self._start_hidden(call, params, found, arguments, declared, peer, watch=True)
         record = started.record
+        session = _session.get()
+        if session is not None and not started.again:
+            self._sessions.add_hidden_task(session.session_id, record.task_id)
         try:
             stream = self._streams.open(
                 call.owner,
