@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import queue
+import socket
 import threading
 import time
 import uuid
@@ -32,6 +33,9 @@ class Response:
     trailers: dict[str, str] = field(default_factory=dict)
     error: dict[str, Any] | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    # Close the connection after this many chunks, as a caller that goes away would
+    # (None: read the response to its end).
+    hang_up_after: int | None = None
 
     @property
     def streamed(self) -> bool:
@@ -116,6 +120,11 @@ class RuntimeApiEmulator:
                     data = self.rfile.read(size)
                     self.rfile.readline()  # the CRLF after the chunk
                     response.chunks.append((time.monotonic(), data))
+                    if response.hang_up_after is not None and len(response.chunks) >= response.hang_up_after:
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        response.done.set()
+                        raise ConnectionAbortedError("the caller went away")
                 while (line := self.rfile.readline().strip()) != b"":
                     name, _, value = line.decode().partition(":")
                     response.trailers[name.strip().lower()] = value.strip()
@@ -142,10 +151,10 @@ class RuntimeApiEmulator:
         self._server.shutdown()
         self._server.server_close()
 
-    def send(self, event: dict[str, Any]) -> Response:
+    def send(self, event: dict[str, Any], *, hang_up_after: int | None = None) -> Response:
         """Queue ``event`` for the function's next ``/next``; the response fills in as it arrives."""
         request_id = str(uuid.uuid4())
-        response = Response(request_id, sent_at=time.monotonic())
+        response = Response(request_id, sent_at=time.monotonic(), hang_up_after=hang_up_after)
         self.responses[request_id] = response
         self._events.put((request_id, json.dumps(event).encode()))
         return response

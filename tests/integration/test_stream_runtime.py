@@ -12,13 +12,16 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
 
 from taskgate.local.runtime import RESULT_BUCKET, TABLE_NAME
 from tests.integration.test_local_endpoint import MACHINE, endpoint  # noqa: F401 (a fixture)
+from tests.mcp_client import envelope, headers_for
 from tests.runtime_api_emulator import RuntimeApiEmulator, rest_api_event
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -48,6 +51,9 @@ def runtime(endpoint: str, tmp_path: pathlib.Path) -> Iterator[RuntimeApiEmulato
             "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "STREAM_MAX_SECONDS": "20",
+            # What template.yaml gives StreamFunction: the REST API streams for 15 minutes.
+            "FRONT_STREAMING": "true",
+            "FRONT_TIMEOUT_SECONDS": "900",
         }
     )
     log = tmp_path / "runtime.log"
@@ -104,3 +110,55 @@ def test_a_waiting_stream_leaves_the_function_while_the_task_runs(runtime: Runti
     # The first progress left the function seconds before the result existed.
     assert progress[0] < ended[-1] - 2, (progress, ended)
     assert not waiting.trailers and waiting.error is None
+
+
+def _plain_2026(seconds: float) -> dict[str, Any]:
+    params = {"name": "slow_compute", "arguments": {"seconds": seconds, "label": "held"}}
+    body = envelope("tools/call", params, 7, tasks=False)
+    body["params"]["_meta"]["progressToken"] = "held"
+    return rest_api_event(body, {**headers_for("tools/call", params)})
+
+
+def test_a_2026_plain_call_of_a_long_tool_is_held_with_progress_leaving_as_it_runs(
+    runtime: RuntimeApiEmulator,
+) -> None:
+    held = runtime.invoke(_plain_2026(12), timeout=90)
+    assert held.prelude()["statusCode"] == 200
+    assert held.prelude()["headers"]["content-type"].startswith("text/event-stream")
+    events = _events(held.payload())
+    final = events[-1]
+    assert final["id"] == 7 and final["result"]["resultType"] == "complete"
+    assert final["result"]["content"][0]["text"] == "held finished after 12 seconds"
+    progress = held.arrivals(b"notifications/progress")
+    ended = held.arrivals(b'"id":7')
+    # Bytes left the function all along: the first progress about 10 s before the result.
+    assert len(progress) >= 5 and progress[0] < ended[-1] - 8, (progress, ended)
+    assert not held.trailers
+
+
+def test_a_caller_that_goes_away_from_a_held_call_cancels_its_work(
+    runtime: RuntimeApiEmulator,
+    endpoint: str,  # noqa: F811
+) -> None:
+    gone = runtime.send(_plain_2026(40), hang_up_after=2)  # the prelude and a first event
+    assert gone.done.wait(60)
+    assert gone.prelude()["headers"]["content-type"].startswith("text/event-stream")  # held, not handed over
+    ddb = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="t",
+        aws_secret_access_key="t",
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        items = [i for i in ddb.scan(TableName=TABLE_NAME)["Items"] if "#" not in i["taskId"]["S"]]
+        statuses = [
+            i["status"]["S"]
+            for i in items
+            if i["tool"]["S"] == "slow_compute" and "held" in i["arguments"]["S"]
+        ]
+        if statuses and statuses[-1] == "cancelled":
+            break
+        assert time.monotonic() < deadline, statuses
+        time.sleep(0.2)
