@@ -26,7 +26,6 @@ from ...domain.service import TaskService
 from ..job_tools import handed
 from ..shared import InlineSlots
 from ..task_events import Cursor, news
-from ..v2025.wire import payload_message
 
 # A comment line when nothing else was sent for this long: idle streams are closed by
 # intermediaries (API Gateway's idle timeout is 5 minutes on regional endpoints).
@@ -35,6 +34,17 @@ KEEP_ALIVE_SECONDS = 15.0
 
 def _event(message: dict[str, Any]) -> str:
     return f"event: message\ndata: {json.dumps(message, separators=(',', ':'), ensure_ascii=False)}\n\n"
+
+
+def _response(record: TaskRecord, request_id: Any) -> dict[str, Any]:
+    """What the plain call would have answered had it run inline."""
+    if record.status is TaskStatus.COMPLETED and record.result is not None:
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"resultType": "complete", **record.result}}
+    if record.status is TaskStatus.CANCELLED:
+        error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": "The call was cancelled"}
+    else:
+        error = dict(record.error or {"code": INTERNAL_ERROR, "message": "The call failed"})
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 class HeldCalls:
@@ -114,10 +124,7 @@ class HeldCalls:
     ) -> dict[str, Any] | None:
         """The call's response, once there is one."""
         if record.status.terminal:
-            message = payload_message(self._tasks.with_result(record), request_id, tagged=False)
-            if "result" in message:
-                message["result"] = {"resultType": "complete", **message["result"]}
-            return message
+            return _response(self._tasks.with_result(record), request_id)
         if record.status is TaskStatus.INPUT_REQUIRED:
             # This era sends no requests on a response stream, and a held call has no
             # round to carry the questions in: only a client that speaks tasks can answer.
