@@ -497,3 +497,14 @@ def test_ending_the_session_ends_its_calls_hidden_tasks_but_not_its_jobs(
     assert world.store.records[streamed].status is TaskStatus.CANCELLED
     assert streamed in world.workflow.stop_reasons
     assert world.store.records[job].status is TaskStatus.WORKING  # the model's, through its handle
+
+
+def test_a_stream_whose_response_was_had_is_unknown_from_then_on(legacy: Legacy, world: World) -> None:
+    """A client that resumes after the last event (the TypeScript SDK does, after an error
+    response) is told the stream is unknown, instead of reconnecting every second forever."""
+    events = _until_answered(legacy, _call(legacy, "long_job", {"minutes": 0.5}, 44), 44)
+    final = [e for e in events if e["data"] and e["data"].get("id") == 44][-1]
+    assert legacy.resume(final["id"]).status_code == 404
+    # Earlier ids still replay what followed them.
+    first = next(e["id"] for e in events if e["id"])
+    assert _response(parse_sse(legacy.resume(first).text), 44) is not None

@@ -218,6 +218,11 @@ class ResultStreams:
             state = self._store.get_stream(stream_id)
         if state is None or state.owner != owner or seen > len(state.events):
             return None
+        if state.done and seen == len(state.events):
+            # The client has had the response: nothing will ever follow. (The TypeScript
+            # SDK reconnects after a JSON-RPC error response, every ``retry``, for as long
+            # as it is told there is a stream; "unknown stream" ends that after two tries.)
+            return None
         return self._replay_then_live(state, seen, cursor, notices, log_level)
 
     def _priming(self, stream_id: str, position: int, cursor: Cursor, retry_ms: int) -> str:
