@@ -68,6 +68,8 @@ HOP_BY_HOP = frozenset(
         "content-length",  # recomputed from the buffered body
     }
 )
+# What the local server's uvicorn adds and a Lambda response (Mangum) has not: API Gateway sets its own.
+SERVER_ONLY = frozenset({"date", "server"})
 TEXT_TYPES = ("text/", "application/json", "application/javascript", "application/xml")
 
 
@@ -222,7 +224,7 @@ class Front:
         if lambda_payload_size(status, headers, payload) > LAMBDA_RESPONSE_LIMIT:
             record.too_large = True
             return self._error(self.api.lambda_error_status, self.api.lambda_error_body, request_id)
-        out = [(k.encode(), v.encode()) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        out = [(k.encode(), v.encode()) for k, v in headers if k.lower() not in HOP_BY_HOP | SERVER_ONLY]
         return status, out + _gateway_headers(request_id, len(payload)), payload
 
     async def _invoke(
@@ -246,8 +248,14 @@ class Front:
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 
-    def _error(self, status: int, body: bytes, request_id: str) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        return status, [(b"content-type", b"application/json"), *_gateway_headers(request_id, len(body))], body
+    def _error(
+        self, status: int, body: bytes, request_id: str
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        return (
+            status,
+            [(b"content-type", b"application/json"), *_gateway_headers(request_id, len(body))],
+            body,
+        )
 
     def requests_between(self, start: float, end: float) -> list[Record]:
         """The requests that began in [start, end] (wall clock, time.time())."""
@@ -314,6 +322,8 @@ def _rpc_method(body: bytes) -> str | None:
 
 
 # --- serving ------------------------------------------------------------------------------
+# The front's own server adds no headers: the ones API Gateway adds come from _gateway_headers.
+UVICORN: dict[str, Any] = {"log_level": "warning", "lifespan": "off", "server_header": False, "date_header": False}
 
 
 @dataclass
@@ -335,7 +345,7 @@ def running_front(upstream_base: str, count: int = 1, **settings: Any) -> Iterat
 
     async def main() -> None:
         for front in fronts:
-            config = uvicorn.Config(front, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+            config = uvicorn.Config(front, host="127.0.0.1", port=0, **UVICORN)
             server = uvicorn.Server(config)
             server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
             servers.append(server)
@@ -368,7 +378,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream", required=True, help="the server's base URL, e.g. http://127.0.0.1:3000")
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--api", choices=sorted(APIS), default="http", help="HTTP API (default) or REST API")
-    parser.add_argument("--timeout", type=float, default=None, help="integration timeout, s (default: the API's)")
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="integration timeout, s (default: the API's)"
+    )
     parser.add_argument("--log", help="append one JSON line per request to this file")
     args = parser.parse_args(argv)
     front = Front(httpx_upstream(args.upstream), APIS[args.api], args.timeout)
@@ -389,7 +401,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{LAMBDA_RESPONSE_LIMIT:,} bytes) on http://127.0.0.1:{args.port} -> {args.upstream}",
         flush=True,
     )
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="off")
+    uvicorn.run(app, host="127.0.0.1", port=args.port, **UVICORN)
 
 
 if __name__ == "__main__":

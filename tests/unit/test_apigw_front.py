@@ -46,7 +46,9 @@ class FakeUpstream:
     response: FakeResponse
     seen: list[tuple[str, str, list[tuple[str, str]], bytes]] = field(default_factory=list)
 
-    async def __call__(self, method: str, path: str, headers: list[tuple[str, str]], body: bytes) -> FakeResponse:
+    async def __call__(
+        self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+    ) -> FakeResponse:
         self.seen.append((method, path, headers, body))
         return self.response
 
@@ -92,7 +94,13 @@ class Client:
 
 
 CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}).encode()
-SSE = [("content-type", "text/event-stream"), ("transfer-encoding", "chunked"), ("mcp-session-id", "s1")]
+SSE = [
+    ("content-type", "text/event-stream"),
+    ("transfer-encoding", "chunked"),
+    ("mcp-session-id", "s1"),
+    ("server", "uvicorn"),
+    ("date", "Mon, 30 Nov 2026 10:00:00 GMT"),
+]
 
 
 async def _run(front: Front, client: Client, request: dict[str, Any] | None = None) -> None:
@@ -102,7 +110,9 @@ async def _run(front: Front, client: Client, request: dict[str, Any] | None = No
 def test_an_sse_stream_reaches_the_client_whole_and_only_when_it_ends() -> None:
     async def go() -> None:
         gate = asyncio.Event()
-        response = FakeResponse(200, SSE, [b"event: message\ndata: {progress 1}\n\n", b"data: {result}\n\n"], gate)
+        response = FakeResponse(
+            200, SSE, [b"event: message\ndata: {progress 1}\n\n", b"data: {result}\n\n"], gate
+        )
         front = Front(FakeUpstream(response))
         client = Client(CALL)
         call = asyncio.create_task(_run(front, client))
@@ -117,7 +127,8 @@ def test_an_sse_stream_reaches_the_client_whole_and_only_when_it_ends() -> None:
         assert client.payload == b"event: message\ndata: {progress 1}\n\ndata: {result}\n\n"
         assert len(client.messages) == 2  # one start, one body: no streaming
         assert client.headers["content-length"] == str(len(client.payload))
-        assert "transfer-encoding" not in client.headers
+        assert "transfer-encoding" not in client.headers and "server" not in client.headers
+        assert [k for k, _ in client.messages[0]["headers"]].count(b"date") == 1
         assert client.headers["mcp-session-id"] == "s1" and client.headers["apigw-requestid"]
         assert front.records[0].rpc == "tools/call" and front.records[0].status == 200
 
@@ -162,7 +173,9 @@ def test_the_default_cut_is_the_apis_integration_timeout() -> None:
     assert Front(FakeUpstream(FakeResponse(200, [], [])), api=REST_API).timeout == 29.0
 
 
-@pytest.mark.parametrize(("content_type", "fits"), [("application/json", 6_000_000), ("image/png", 4_500_000)])
+@pytest.mark.parametrize(
+    ("content_type", "fits"), [("application/json", 6_000_000), ("image/png", 4_500_000)]
+)
 def test_a_response_over_lambdas_6_mb_is_a_function_error(content_type: str, fits: int) -> None:
     """Text goes to Lambda as text, anything else base64-encoded (4/3 larger)."""
 
