@@ -323,7 +323,12 @@ def _rpc_method(body: bytes) -> str | None:
 
 # --- serving ------------------------------------------------------------------------------
 # The front's own server adds no headers: the ones API Gateway adds come from _gateway_headers.
-UVICORN: dict[str, Any] = {"log_level": "warning", "lifespan": "off", "server_header": False, "date_header": False}
+UVICORN: dict[str, Any] = {
+    "log_level": "warning",
+    "lifespan": "off",
+    "server_header": False,
+    "date_header": False,
+}
 
 
 @dataclass
@@ -345,20 +350,18 @@ def running_front(upstream_base: str, count: int = 1, **settings: Any) -> Iterat
 
     async def main() -> None:
         for front in fronts:
-            config = uvicorn.Config(front, host="127.0.0.1", port=0, **UVICORN)
-            server = uvicorn.Server(config)
-            server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-            servers.append(server)
-            await server.startup()
+            servers.append(uvicorn.Server(uvicorn.Config(front, host="127.0.0.1", port=0, **UVICORN)))
+        serving = [asyncio.ensure_future(server.serve()) for server in servers]
+        while not all(server.started for server in servers):
+            if any(task.done() for task in serving):
+                break
+            await asyncio.sleep(0.05)
         ready.set()
-        while not all(s.should_exit for s in servers):
-            await asyncio.sleep(0.1)
-        for server in servers:
-            await server.shutdown()
+        await asyncio.gather(*serving)
 
     thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
     thread.start()
-    if not ready.wait(30):
+    if not ready.wait(30) or not all(server.started for server in servers):
         raise RuntimeError("the API Gateway front did not start")
     try:
         yield [

@@ -79,8 +79,13 @@ async def timed(scenario: str, work: Callable[[], Awaitable[Any]], **extra: Any)
 
 
 async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: float) -> None:
-    emit("client", name=adapter.name, version=adapter.version, progress=adapter.progress,
-         elicitation=adapter.elicitation)
+    emit(
+        "client",
+        name=adapter.name,
+        version=adapter.version,
+        progress=adapter.progress,
+        elicitation=adapter.elicitation,
+    )
     if not await timed("open", lambda: adapter.open(url)):
         await adapter.close()
         return
@@ -103,8 +108,14 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
         await timed("long", lambda: adapter.call("long_work", long_args, sink))
         # When the progress arrived: as it happened, or all at once with the result.
         arrivals = [p["at"] for p in progress]
-        emit("progress", count=len(arrivals), start=start, arrivals=[round(a - start, 2) for a in arrivals[:: max(1, len(arrivals) // 40)]],
-             first=arrivals[0] if arrivals else None, last=arrivals[-1] if arrivals else None)
+        emit(
+            "progress",
+            count=len(arrivals),
+            start=start,
+            arrivals=[round(a - start, 2) for a in arrivals[:: max(1, len(arrivals) // 40)]],
+            first=arrivals[0] if arrivals else None,
+            last=arrivals[-1] if arrivals else None,
+        )
     finally:
         await timed("close", adapter.close)
 

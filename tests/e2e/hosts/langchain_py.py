@@ -25,16 +25,22 @@ class LangChainPy:
         self.tools: dict[str, Any] = {}
 
     async def open(self, url: str) -> None:
-        async def on_progress(progress: float, total: float | None, message: str | None, ctx: CallbackContext) -> None:
+        async def on_progress(
+            progress: float, total: float | None, message: str | None, ctx: CallbackContext
+        ) -> None:
             if self.sink is not None:
                 self.sink(progress, total, message)
 
-        async def on_elicitation(mcp_ctx: Any, params: ElicitRequestParams, ctx: CallbackContext) -> ElicitResult:
+        async def on_elicitation(
+            mcp_ctx: Any, params: ElicitRequestParams, ctx: CallbackContext
+        ) -> ElicitResult:
             return ElicitResult(action="accept", content={"confirm": True})
 
         callbacks = Callbacks(on_progress=on_progress, on_elicitation=on_elicitation)
         # The documented default connection: streamable HTTP, nothing else set.
-        self.client = MultiServerMCPClient({"taskgate": {"url": url, "transport": "streamable_http"}}, callbacks=callbacks)
+        self.client = MultiServerMCPClient(
+            {"taskgate": {"url": url, "transport": "streamable_http"}}, callbacks=callbacks
+        )
         self.tools = {tool.name: tool for tool in await self.client.get_tools()}
 
     async def close(self) -> None:

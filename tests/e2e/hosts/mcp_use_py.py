@@ -12,10 +12,10 @@ from typing import Any
 
 os.environ.setdefault("MCP_USE_ANONYMIZED_TELEMETRY", "false")  # no network beyond the registries
 
-from common import ProgressSink, answer_text, main  # noqa: E402
-from mcp.types import ElicitRequestParams, ElicitResult  # noqa: E402
-from mcp_use import MCPClient  # noqa: E402
-from mcp_use.agents.adapters import LangChainAdapter  # noqa: E402
+from common import ProgressSink, answer_text, main
+from mcp.types import ElicitRequestParams, ElicitResult
+from mcp_use import MCPClient
+from mcp_use.agents.adapters import LangChainAdapter
 
 
 class McpUsePy:
@@ -28,7 +28,9 @@ class McpUsePy:
         async def on_elicitation(ctx: Any, params: ElicitRequestParams) -> ElicitResult:
             return ElicitResult(action="accept", content={"confirm": True})
 
-        self.client = MCPClient({"mcpServers": {"taskgate": {"url": url}}}, elicitation_callback=on_elicitation)
+        self.client = MCPClient(
+            {"mcpServers": {"taskgate": {"url": url}}}, elicitation_callback=on_elicitation
+        )
         await self.client.create_all_sessions()
         self.tools = {tool.name: tool for tool in await LangChainAdapter().create_tools(self.client)}
 

@@ -32,7 +32,11 @@ class OpenAiAgentsPy:
             # failure_error_function=None: the error itself, not the text the model would get
             # ("An error occurred while running the tool"), so the matrix can say what it was.
             tool.name: MCPUtil.to_function_tool(
-                tool, self.server, convert_schemas_to_strict=False, agent=self.agent, failure_error_function=None
+                tool,
+                self.server,
+                convert_schemas_to_strict=False,
+                agent=self.agent,
+                failure_error_function=None,
             )
             for tool in listed
         }
@@ -45,7 +49,9 @@ class OpenAiAgentsPy:
 
     async def call(self, tool: str, arguments: dict[str, Any], on_progress: ProgressSink | None) -> str:
         text = json.dumps(arguments)
-        ctx = ToolContext(context=None, tool_name=tool, tool_call_id=f"call-{tool}", tool_arguments=text, agent=self.agent)
+        ctx = ToolContext(
+            context=None, tool_name=tool, tool_call_id=f"call-{tool}", tool_arguments=text, agent=self.agent
+        )
         return answer_text(await self.tools[tool].on_invoke_tool(ctx, text))
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:

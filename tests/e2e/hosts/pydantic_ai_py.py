@@ -25,7 +25,9 @@ class PydanticAi:
         self.sink: ProgressSink | None = None
 
     async def open(self, url: str) -> None:
-        async def on_elicitation(message: str, response_type: Any, params: Any, context: Any) -> dict[str, Any]:
+        async def on_elicitation(
+            message: str, response_type: Any, params: Any, context: Any
+        ) -> dict[str, Any]:
             return {"confirm": True}
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -33,7 +35,9 @@ class PydanticAi:
                 self.sink(progress, total, message)
 
         # Defaults otherwise (prefer_tasks=True among them).
-        self.toolset: MCPToolset[Any] = MCPToolset(url, elicitation_handler=on_elicitation, progress_handler=on_progress)
+        self.toolset: MCPToolset[Any] = MCPToolset(
+            url, elicitation_handler=on_elicitation, progress_handler=on_progress
+        )
         await self.toolset.__aenter__()
         self.ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
         self.tools = await self.toolset.get_tools(self.ctx)

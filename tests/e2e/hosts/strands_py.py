@@ -46,7 +46,9 @@ class Strands:
     async def _stream(self, tool: str, arguments: dict[str, Any]) -> str:
         agent = _AgentState(self.cancel_signal)
         last: Any = None
-        async for event in self.tools[tool].stream({"toolUseId": f"use-{tool}", "name": tool, "input": arguments}, {"agent": agent}):
+        async for event in self.tools[tool].stream(
+            {"toolUseId": f"use-{tool}", "name": tool, "input": arguments}, {"agent": agent}
+        ):
             last = event
         result = last.tool_result if hasattr(last, "tool_result") else last["tool_result"]
         text = answer_text([{"text": part.get("text", "")} for part in result["content"]])
