@@ -194,14 +194,15 @@ class Outcome:
         line = self._line("long")
         if line is None:
             return self._failed("long", line)
-        cut = [r for r in self.long_requests if r.cut]
+        # A cut the client lived to see (a client that gave up first saw its own timeout).
+        cut = [r for r in self.long_requests if r.cut and r.ended <= line["end"] + 1]
         seconds = line["seconds"]
         if cut:
             first = cut[0]
             return Cell(False, f"{first.status} cut by the gateway at {first.ended - first.started:.1f}s")
         if line.get("ok"):
             value = str(line["value"])
-            if value.startswith("long_work "):
+            if "finished after" in value:
                 return Cell(True, f"result {seconds:.1f}s{self._as_task()}")
             # An ordinary result that hands the model a task handle ("tasks as tools") is an
             # answer too; an error the framework turned into text is not.

@@ -17,6 +17,8 @@ export function pkgVersion(name) {
   return "?";
 }
 export const ABORT_AFTER = 3.0;
+// The 45 s tool (see common.py): long_work, or slow_compute where only the deployed tools exist.
+export const LONG_TOOL = process.env.HOSTS_LONG_TOOL ?? "long_work";
 export const QUICK_NAME = "host";
 export const ELICIT_FILE = "report.csv";
 
@@ -69,9 +71,9 @@ export async function main(adapter) {
   emit("client", { name, version, progress, elicitation });
   try {
     if (!(await timed("open", () => adapter.open(url)))) return;
-    const longArgs = { seconds: Number(seconds), run };
+    const longArgs = { seconds: Number(seconds), [LONG_TOOL === "long_work" ? "run" : "label"]: run };
     if (phase === "cancel") {
-      await timed("cancel", () => adapter.cancel("long_work", longArgs, ABORT_AFTER));
+      await timed("cancel", () => adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER));
       return;
     }
     await timed("list", () => adapter.listTools());
@@ -82,7 +84,7 @@ export async function main(adapter) {
     const arrivals = [];
     const sink = progress === "callback" ? () => arrivals.push(now()) : null;
     const start = now();
-    await timed("long", () => adapter.call("long_work", longArgs, sink));
+    await timed("long", () => adapter.call(LONG_TOOL, longArgs, sink));
     const step = Math.max(1, Math.floor(arrivals.length / 40));
     emit("progress", {
       count: arrivals.length,

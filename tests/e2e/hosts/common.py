@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 import traceback
@@ -23,6 +24,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 ABORT_AFTER = 3.0
+# The 45 s tool: the fixture ``long_work`` (tests/fixture_tools.py), or where only the deployed
+# tools exist (sam local start-api on the built layer) the conformance fixture ``slow_compute``.
+LONG_TOOL = os.environ.get("HOSTS_LONG_TOOL", "long_work")
 QUICK_NAME = "host"
 ELICIT_FILE = "report.csv"
 ProgressSink = Callable[[float, float | None, str | None], None]
@@ -90,9 +94,10 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
         await adapter.close()
         return
     try:
-        long_args = {"seconds": seconds, "run": run_name}
+        name_key = "run" if LONG_TOOL == "long_work" else "label"
+        long_args = {"seconds": seconds, name_key: run_name}
         if phase == "cancel":
-            await timed("cancel", lambda: adapter.cancel("long_work", long_args, ABORT_AFTER))
+            await timed("cancel", lambda: adapter.cancel(LONG_TOOL, long_args, ABORT_AFTER))
             return
         await timed("list", adapter.list_tools)
         await timed("quick", lambda: adapter.call("greet", {"name": QUICK_NAME}, None))
@@ -105,7 +110,7 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
 
         sink = seen if adapter.progress == "callback" else None
         start = time.time()
-        await timed("long", lambda: adapter.call("long_work", long_args, sink))
+        await timed("long", lambda: adapter.call(LONG_TOOL, long_args, sink))
         # When the progress arrived: as it happened, or all at once with the result.
         arrivals = [p["at"] for p in progress]
         emit(
