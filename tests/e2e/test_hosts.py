@@ -79,7 +79,7 @@ STALE_SECONDS = 2.0  # a run whose heartbeat (every 0.25 s) is this old has stop
 MAIN_TIMEOUT = LONG_SECONDS + 150  # a client that has not answered by then never will
 CANCEL_TIMEOUT = 90.0
 TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
-EXPECTED_TOOLS = {"greet", "long_work", "confirm_delete"}
+EXPECTED_TOOLS = frozenset({"greet", "long_work", "confirm_delete"})
 Say = Callable[[str], None]
 
 
@@ -138,6 +138,7 @@ class Outcome:
     state_at_check: str | None = None  # the run's state CANCEL_CHECK_AFTER s after the abort
     stopped_after: float | None = None  # seconds from the abort until the run stopped
     stderr_tail: str = ""
+    expected_tools: frozenset[str] = EXPECTED_TOOLS
 
     def cells(self) -> dict[str, Cell]:
         return {
@@ -165,7 +166,7 @@ class Outcome:
         line = self._line("list")
         if line is None or not line.get("ok"):
             return self._failed("list", line)
-        missing = EXPECTED_TOOLS - set(line["value"])
+        missing = self.expected_tools - set(line["value"])
         if missing:
             return Cell(False, f"missing {sorted(missing)}")
         return Cell(True, f"{len(line['value'])} tools {line['seconds']:.1f}s")
