@@ -371,6 +371,9 @@ def _drive(
             break
         time.sleep(0.2)
     for i, host in enumerate(hosts):
+        for j, phase in ((2 * i, "main"), (2 * i + 1, "cancel")):
+            with (work / f"{host.name}.{phase}.requests.jsonl").open("w") as log:
+                log.writelines(json.dumps(r.as_dict()) + "\n" for r in fronts[j].front.records)
         outcome = outcomes[host.name]
         outcome.lines = _read_lines(outputs[(host.name, "main")])
         outcome.cancel_lines = _read_lines(outputs[(host.name, "cancel")])
