@@ -24,6 +24,14 @@ export const ELICIT_FILE = "report.csv";
 
 const now = () => Date.now() / 1000;
 
+const JOB_CANCEL = "taskgate_job_cancel";
+
+// The job a plain call was answered with ("tasks as tools"), if it was.
+export function jobHandle(text) {
+  const match = /background job ([0-9a-f-]{36})/.exec(String(text));
+  return match && String(text).includes(JOB_CANCEL) ? match[1] : null;
+}
+
 export function emit(scenario, fields) {
   process.stdout.write(JSON.stringify({ scenario, ...fields }) + "\n");
 }
@@ -73,7 +81,14 @@ export async function main(adapter) {
     if (!(await timed("open", () => adapter.open(url)))) return;
     const longArgs = { seconds: Number(seconds), [LONG_TOOL === "long_work" ? "run" : "label"]: run };
     if (phase === "cancel") {
-      await timed("cancel", () => adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER));
+      await timed("cancel", async () => {
+        const how = await adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER);
+        const handle = jobHandle(how);
+        if (handle === null) return how;
+        // Answered at once with a job: nothing to abort; the model stops the job instead.
+        const done = await adapter.call(JOB_CANCEL, { handle }, null);
+        return `handed a job, then ${JOB_CANCEL}: ${String(done).slice(0, 120)}`;
+      });
       return;
     }
     await timed("list", () => adapter.listTools());

@@ -119,6 +119,8 @@ class _StoreControl:
         self._retries = retries
         self._min_interval = record.poll_interval_ms / 1000
         self._last_write = float("-inf")
+        self._last_check = float("-inf")
+        self._cancelled = False
         self._pending: ProgressReport | None = None
 
     def _next(self) -> ProgressReport:
@@ -203,14 +205,19 @@ class _StoreControl:
             self._store.cancel(self._record.task_id, HUNG_UP, at, self._record.kept_alive(at))
 
     def is_cancelled(self) -> bool:
+        # A strongly consistent read, at most once a pollInterval: a tool may check every
+        # few milliseconds, and a cancel is seen within a second all the same.
+        now = time.monotonic()
+        if self._cancelled or now - self._last_check < self._min_interval:
+            return self._cancelled
+        self._last_check = now
         record = self._store.get(self._record.task_id)
-        if record is None or record.status.terminal:
-            return True
         at = self._clock()
-        if record.caller_gone(at):
+        if record is not None and not record.status.terminal and record.caller_gone(at):
             self._hang_up(at)
-            return True
-        return False
+            record = None
+        self._cancelled = record is None or record.status.terminal
+        return self._cancelled
 
     def checkpoint(self, state: Any) -> None:
         size, room = json_size(state), self._limits.checkpoint_room(self.row)
