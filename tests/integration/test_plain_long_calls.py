@@ -205,3 +205,22 @@ def test_a_2026_plain_call_is_held_and_streamed_where_the_front_streams(
     final = messages[-1]
     assert final["result"]["resultType"] == "complete"
     assert final["result"]["content"][0]["text"] == "held finished after 12 seconds"
+
+
+def test_a_call_key_is_claimed_once_until_it_expires(pieces: None, aws: EmbeddedAws) -> None:
+    from taskgate.domain.calls import CallClaim
+
+    store = wiring.sessions()
+    now = int(time.time() * 1000)
+    assert store.claim_call("k1", "task-a", now + 60_000) is None
+    # A second claim (a retry) finds the first; a cancel marks it and names its task.
+    assert store.claim_call("k1", "task-b", now + 60_000) == CallClaim("task-a")
+    assert store.cancel_call("k1", now + 60_000) == CallClaim("task-a", cancelled=True)
+    assert store.find_call("k1") == CallClaim("task-a", cancelled=True)
+    # A cancel first leaves a tombstone a later claim finds.
+    assert store.cancel_call("k2", now + 60_000) == CallClaim(None, cancelled=True)
+    assert store.claim_call("k2", "task-c", now + 60_000) == CallClaim(None, cancelled=True)
+    # An expired claim (a 2026 key past its retry window) is no claim any more.
+    assert store.claim_call("k3", "task-d", now - 1_000) is None
+    assert store.claim_call("k3", "task-e", now + 60_000) is None
+    assert store.find_call("k3") == CallClaim("task-e")

@@ -35,9 +35,14 @@ def call_key(owner: str, session_id: str | None, request_id: Any) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+# A 2026-07-28 call's key names no session, so two runs of one client (each counting its
+# request ids from 1) could send the same one: it is kept only as long as a retry comes.
+STATELESS_RETRY_MS = 600_000
+
+
 def stateless_call_key(owner: str, request_id: Any, tool: str, arguments: dict[str, Any]) -> str:
     """A 2026-07-28 call has no session: the same caller sending the same request id for
-    the same tool with the same arguments is the same call."""
+    the same tool with the same arguments (within STATELESS_RETRY_MS) is the same call."""
     raw = json.dumps(
         ["2026", owner, request_id, tool, arguments],
         separators=(",", ":"),
@@ -87,11 +92,13 @@ class PlainCalls:
         self._store = store
         self._clock = clock
 
-    def start(self, owner: str, key: str, create: Callable[[str], TaskRecord]) -> Started:
+    def start(
+        self, owner: str, key: str, create: Callable[[str], TaskRecord], *, remember_ms: int | None = None
+    ) -> Started:
         """The hidden task of the call ``key``: created by ``create(task_id)`` for a new
-        call, the same one for a retry. Raises CallCancelled when the client cancelled
-        the call first (and then nothing runs)."""
-        expires = self._clock() + self._tasks.limits.effective_ttl(None)
+        call, the same one for a retry (within ``remember_ms``; default: the task's TTL).
+        Raises CallCancelled when the client cancelled the call first (and then nothing runs)."""
+        expires = self._clock() + (remember_ms or self._tasks.limits.effective_ttl(None))
         task_id = new_task_id()
         claim = self._store.claim_call(key, task_id, expires)
         if claim is not None:

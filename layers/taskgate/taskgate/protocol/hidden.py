@@ -17,12 +17,14 @@ def start_hidden(
     found: Tool,
     arguments: dict[str, Any],
     key: str,
+    *,
+    remember_ms: int | None = None,
     **create: Any,
 ) -> Started:
     """The task of the plain call ``key`` (``create``: create_task's options), created the
-    first time and found again by a retry of the same call."""
+    first time and found again by a retry of the same call (within ``remember_ms``)."""
 
     def new(task_id: str) -> TaskRecord:
         return create_task(services, call, found, arguments, task_id=task_id, **create)
 
-    return services.plain_calls().start(call.owner, key, new)
+    return services.plain_calls().start(call.owner, key, new, remember_ms=remember_ms)

@@ -14,7 +14,7 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ...domain.calls import stateless_call_key
+from ...domain.calls import STATELESS_RETRY_MS, stateless_call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
 from ...tools.registry import Tool
@@ -212,6 +212,7 @@ class Era2026(Era):
             found,
             arguments,
             stateless_call_key(call.owner, call.request.id, found.name, arguments),
+            remember_ms=STATELESS_RETRY_MS,
             answers=prepared.carried,
             progress_token=peer.progress_token,
             client_capabilities=declared_view(peer.capabilities.declared),
