@@ -12,7 +12,15 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 # The template's ToolModules default too. The conformance fixtures come first: the
 # suite calls whichever tool is listed first, with no arguments.
@@ -113,6 +121,19 @@ class Settings(BaseModel):
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins")
+    @classmethod
+    def _entries_parse(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # An entry the request parser cannot read would never match: say so at start instead.
+        from .protocol.transport_security import valid_host_entry, valid_origin_entry
+
+        valid = valid_host_entry if info.field_name == "allowed_hosts" else valid_origin_entry
+        what = "host[:port]" if info.field_name == "allowed_hosts" else "scheme://host[:port]"
+        bad = [entry for entry in value if not valid(entry)]
+        if bad:
+            raise ValueError(f"not a {what} or '*': {', '.join(bad)}")
         return value
 
     @model_validator(mode="after")
