@@ -23,7 +23,7 @@ from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, Transit
 from taskgate.domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from taskgate.domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from taskgate.domain.results import ResultStore
-from taskgate.domain.sessions import Session, StreamState
+from taskgate.domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from taskgate.domain.transitions import Op, check, target
 from taskgate.tools.registry import ToolRegistry
 
@@ -435,12 +435,20 @@ class MemorySessionStore:
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
         mine = self.subs.setdefault(session_id, {})
-        if uri not in mine and len(mine) >= limit:
-            return False
+        if uri not in mine:
+            if len(mine) >= limit:
+                return Subscribed.TOO_MANY
+            if sum(map(uri_bytes, mine)) + uri_bytes(uri) > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+        after = {**mine, uri: version}
+        # One DynamoDB item holds them all (a hashed key per URI): refused past 400 KB as there.
+        _refuse_oversize(sum(41 + uri_bytes(u) + len(v.encode()) for u, v in after.items()))
         mine[uri] = version
-        return True
+        return Subscribed.YES
 
     def unsubscribe(self, session_id: str, uri: str) -> None:
         self.subs.get(session_id, {}).pop(uri, None)

@@ -12,7 +12,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..domain.sessions import Session, StreamState
+from ..domain.errors import ServiceUnavailable
+from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from .aws_errors import error_code, translating
 
 
@@ -183,60 +184,117 @@ class DynamoDBSessionStore:
         entries = item.get("subs", {}).get("M", {}).values()
         return {e["M"]["u"]["S"]: e["M"]["v"]["S"] for e in entries}
 
+    def _subs_item(self, session_id: str) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._ddb.get_item(
+            TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+        ).get("Item")
+        return item
+
     @translating
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
         entry = {"M": {"u": _s(uri), "v": _s(version)}}
-        for _ in range(3):
-            try:
-                self._ddb.update_item(
-                    TableName=self._table,
-                    Key=self._subs_key(session_id),
+        names = {"#k": _uri_key(uri)}
+        cost = uri_bytes(uri)
+        if cost > max_uri_bytes:
+            return Subscribed.TOO_LARGE
+        for _ in range(4):
+            # The common case in one write: a new URI, within both bounds. ``subsBytes``
+            # counts the URIs' bytes, so the condition can check the budget.
+            if self._update_subs(
+                session_id,
+                UpdateExpression="SET subs.#k = :e, expiresAt = :x ADD subsBytes :b",
+                ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subs.#k)"
+                " AND size(subs) < :limit AND subsBytes <= :room",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={
+                    ":e": entry,
+                    ":x": _expires(expires_at_ms),
+                    ":b": _n(cost),
+                    ":limit": _n(limit),
+                    ":room": _n(max_uri_bytes - cost),
+                },
+            ):
+                return Subscribed.YES
+            # Refused: read what is there to see why, and act on it (conditionally again).
+            item = self._subs_item(session_id)
+            if item is None:
+                try:
+                    self._ddb.put_item(
+                        TableName=self._table,
+                        Item={
+                            **self._subs_key(session_id),
+                            "kind": _s("subscriptions"),
+                            "subs": {"M": {_uri_key(uri): entry}},
+                            "subsBytes": _n(cost),
+                            "expiresAt": _expires(expires_at_ms),
+                        },
+                        ConditionExpression="attribute_not_exists(taskId)",
+                    )
+                    return Subscribed.YES
+                except ClientError as exc:
+                    if error_code(exc) != "ConditionalCheckFailedException":
+                        raise
+                continue  # another request created the item first: add to it
+            subs = item.get("subs", {}).get("M", {})
+            if names["#k"] in subs:
+                # Held already: a refresh, which adds nothing to either bound.
+                if self._update_subs(
+                    session_id,
                     UpdateExpression="SET subs.#k = :e, expiresAt = :x",
-                    ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
-                    ExpressionAttributeNames={"#k": _uri_key(uri)},
-                    ExpressionAttributeValues={
-                        ":e": entry,
-                        ":x": _expires(expires_at_ms),
-                        ":limit": _n(limit),
-                    },
+                    ConditionExpression="attribute_exists(subs.#k)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues={":e": entry, ":x": _expires(expires_at_ms)},
+                ):
+                    return Subscribed.YES
+                continue
+            if "subsBytes" not in item:
+                # Written before subscriptions counted their bytes: count them once.
+                total = sum(uri_bytes(e["M"]["u"]["S"]) for e in subs.values())
+                self._update_subs(
+                    session_id,
+                    UpdateExpression="SET subsBytes = :t",
+                    ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+                    ExpressionAttributeValues={":t": _n(total)},
                 )
-                return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
-            if self.subscriptions(session_id):
-                return False  # the item exists, so the limit refused it
-            try:
-                self._ddb.put_item(
-                    TableName=self._table,
-                    Item={
-                        **self._subs_key(session_id),
-                        "kind": _s("subscriptions"),
-                        "subs": {"M": {_uri_key(uri): entry}},
-                        "expiresAt": _expires(expires_at_ms),
-                    },
-                    ConditionExpression="attribute_not_exists(taskId)",
-                )
-                return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
-            # Another request created the item first: add to it.
-        return False
+                continue
+            if len(subs) >= limit:
+                return Subscribed.TOO_MANY
+            if int(item["subsBytes"]["N"]) + cost > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+            # Room now: another request unsubscribed between the write and the read.
+        raise ServiceUnavailable("the session's subscriptions kept changing; please retry")
+
+    def _update_subs(self, session_id: str, **update: Any) -> bool:
+        """One conditional update of the session's subscriptions item; False when its
+        condition refused it."""
+        try:
+            self._ddb.update_item(TableName=self._table, Key=self._subs_key(session_id), **update)
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     @translating
     def unsubscribe(self, session_id: str, uri: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="REMOVE subs.#k",
-                ConditionExpression="attribute_exists(subs)",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        names = {"#k": _uri_key(uri)}
+        if self._update_subs(
+            session_id,
+            UpdateExpression="REMOVE subs.#k ADD subsBytes :minus",
+            ConditionExpression="attribute_exists(subs.#k) AND attribute_exists(subsBytes)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":minus": _n(-uri_bytes(uri))},
+        ):
+            return
+        # Not held, or an item that does not count its bytes (written before it did).
+        self._update_subs(
+            session_id,
+            UpdateExpression="REMOVE subs.#k",
+            ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+            ExpressionAttributeNames=names,
+        )
 
     @translating
     def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:

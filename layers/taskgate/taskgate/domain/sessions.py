@@ -4,6 +4,7 @@ instance can serve any request."""
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -28,6 +29,20 @@ class Session:
     capabilities: dict[str, Any] | None = None
     # logging/setLevel: the least severe level of notifications/message it wants (None: all).
     log_level: str | None = None
+
+
+class Subscribed(enum.Enum):
+    """What ``SessionStore.subscribe`` did: added (or refreshed) the subscription, or
+    refused it for one of the session's two bounds."""
+
+    YES = "yes"
+    TOO_MANY = "too_many"  # the session holds ``limit`` subscriptions already
+    TOO_LARGE = "too_large"  # the session's subscribed URIs would pass ``max_uri_bytes``
+
+
+def uri_bytes(uri: str) -> int:
+    """What one subscription costs a session's URI budget."""
+    return len(uri.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,13 @@ class SessionStore(Protocol):
         ``consistent=False`` may lag a recent change."""
         ...
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
-        """Add (or refresh) a subscription; False when the session already has ``limit``."""
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
+        """Add (or refresh) a subscription, unless a new one would make the session hold more
+        than ``limit`` subscriptions or more than ``max_uri_bytes`` of URIs (``uri_bytes``):
+        together with a bounded ``version`` that keeps the session's subscriptions far from
+        DynamoDB's 400 KB item."""
         ...
 
     def unsubscribe(self, session_id: str, uri: str) -> None: ...
