@@ -509,6 +509,7 @@ class World:
         with_bucket: bool = True,
         stream_seconds: float = 1.0,
         inline_calls: int = 16,
+        inline_calls_per_owner: int = 4,
         **limit_overrides: int,
     ) -> None:
         from taskgate.config import DEFAULT_TOOL_MODULES
@@ -570,9 +571,10 @@ class World:
             self.tools,
             self._audit,
             anonymous_owner,
-            InlineSlots(inline_calls),
+            InlineSlots(inline_calls, inline_calls_per_owner, unshared=[anonymous_owner]),
             request_states=self.request_states,
         )
+        self.slots = services.inline
         # A stream's wait runs the queued executions and moves a fake clock instead.
         self._stream_time = 0.0
         self.streams = ResultStreams(

@@ -69,6 +69,9 @@ class Settings(BaseModel):
     # find one. A Lambda instance serves one request at a time: only the local server
     # (or one process serving many) ever reaches it.
     max_inline_calls: Annotated[int, Field(gt=0, le=32)] = 16
+    # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
+    # them all): one caller cannot leave every other one a 503.
+    max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +133,27 @@ def create_app(
     async def run(fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
         return fn(*args) if inline else await run_in_threadpool(fn, *args)
 
+    async def run_watched(request: Request, fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
+        """``fn(*args, gone)``, where ``gone()`` turns True when the client disconnects: a
+        plain call's tool then stops at its next progress report, freeing its slot. Only
+        the local server can see that (its request body read, the next ASGI message is the
+        disconnect); in Lambda (``inline``) API Gateway holds the connection, and one
+        instance serves one request, so no other caller waits on it."""
+        if inline:
+            return fn(*args, None)
+        left = threading.Event()
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            left.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            return await run_in_threadpool(fn, *args, left.is_set)
+        finally:
+            watcher.cancel()
+
     async def mcp(request: Request) -> Response:
         problem = header_problem(request.scope["headers"])
         if problem is not None:
@@ -166,7 +189,7 @@ def create_app(
             return _error(
                 400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate"
             )
-        reply = await run(server().handle, message, request.headers, owner(request))
+        reply = await run_watched(request, server().handle, message, request.headers, owner(request))
         return _response(reply)
 
     async def health(request: Request) -> Response:

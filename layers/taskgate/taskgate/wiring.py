@@ -170,7 +170,7 @@ def build_mcp_server(
         tools(),
         hook,
         s.anonymous_owner,
-        InlineSlots(s.max_inline_calls),
+        InlineSlots(s.max_inline_calls, s.max_inline_calls_per_owner, unshared=[s.anonymous_owner]),
         request_states=request_states(),
     )
 

@@ -41,6 +41,9 @@ class Call:
     # Notifications the handler emitted for this request (progress, log messages): they go
     # before the response on an SSE reply, when the client accepts one.
     emitted: list[dict[str, Any]] = field(default_factory=list)
+    # True once the client has gone away (the local server watches its connection; in
+    # Lambda nothing can tell, and one instance serves one request anyway).
+    gone: Callable[[], bool] = field(default=lambda: False)
 
     def emit(self, notification: dict[str, Any]) -> None:
         self.emitted.append(notification)

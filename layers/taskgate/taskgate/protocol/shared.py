@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,11 +17,11 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..clock import now_ms
-from ..codes import INVALID_PARAMS
+from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..domain.service import TaskService
-from ..tools.context import InputNeeded, ProtocolError, ToolContext
+from ..tools.context import InputNeeded, ProtocolError, TaskCancelled, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool, ToolRegistry
 from .era import Call, validation_data
@@ -49,21 +49,82 @@ class InlineSlots:
     server's pool for as long as the tool runs; past the bound a request is refused
     at once rather than queued, so the rest of the requests (tasks/get, a cancel)
     always find a thread. A Lambda instance serves one request at a time, so only a
-    process serving many (the local server) ever reaches it."""
+    process serving many (the local server) ever reaches it.
 
-    def __init__(self, size: int) -> None:
+    No owner holds more than ``per_owner`` of them, so one caller cannot take them all
+    and leave every other caller a 503. Owners in ``unshared`` (the anonymous owner:
+    with sign-in off every caller is that one owner, and there is no one to share with)
+    may use them all."""
+
+    def __init__(self, size: int, per_owner: int | None = None, *, unshared: Iterable[str] = ()) -> None:
         self.size = size
-        self._free = threading.BoundedSemaphore(size)
+        self.per_owner = min(per_owner or size, size)
+        self._unshared = frozenset(unshared)
+        self._lock = threading.Lock()
+        self._used = 0
+        self._by_owner: dict[str, int] = {}
+
+    @property
+    def in_use(self) -> int:
+        return self._used
+
+    def take(self, owner: str | None = None) -> str | None:
+        """Take a slot for ``owner``: None when taken, else why not (a 503's message)."""
+        capped = owner if owner is not None and owner not in self._unshared else None
+        with self._lock:
+            if self._used >= self.size:
+                return f"Server busy: {self.size} tool calls are already running here"
+            if capped is not None and self._by_owner.get(capped, 0) >= self.per_owner:
+                return f"Server busy: you already have {self.per_owner} tool calls running here"
+            self._used += 1
+            if capped is not None:
+                self._by_owner[capped] = self._by_owner.get(capped, 0) + 1
+        return None
+
+    def release(self, owner: str | None = None) -> None:
+        with self._lock:
+            self._used -= 1
+            if owner is not None and owner in self._by_owner:
+                left = self._by_owner[owner] - 1
+                if left:
+                    self._by_owner[owner] = left
+                else:
+                    del self._by_owner[owner]
 
     @contextmanager
-    def held(self) -> Iterator[bool]:
-        """A slot for the duration of the block; False (and no slot) when all are taken."""
-        acquired = self._free.acquire(blocking=False)
+    def held(self, owner: str | None = None) -> Iterator[bool]:
+        """A slot for the duration of the block; False (and no slot) when none is free."""
+        acquired = self.take(owner) is None
         try:
             yield acquired
         finally:
             if acquired:
-                self._free.release()
+                self.release(owner)
+
+
+class _CallerLink:
+    """A plain call's context control: nothing durable to report to, but the call
+    ends when its caller goes away. The tool sees it at its next ``ctx.progress``
+    (which raises ``TaskCancelled``) or ``ctx.cancelled()``, and its slot and thread
+    are free again when it returns."""
+
+    def __init__(self, gone: Callable[[], bool]) -> None:
+        self._gone = gone
+
+    def progress(self, message: str) -> None:
+        if self._gone():
+            raise TaskCancelled("the caller went away")
+
+    def is_cancelled(self) -> bool:
+        return self._gone()
+
+    def checkpoint(self, state: Any) -> None:
+        return None
+
+
+def inline_context(call: Call, **fields: Any) -> ToolContext:
+    """The context of a tool run inside this request, for this caller."""
+    return ToolContext(control=_CallerLink(call.gone), owner=call.owner, **fields)
 
 
 @dataclass(frozen=True)
@@ -127,20 +188,21 @@ def run_inline(
     """Run a tool inside this request: a CallToolResult, or the questions it asked
     (``{"resultType": "input_required", "inputRequests": …}``). Refused with
     ServerBusy (503, Retry-After) when ``slots`` are all taken."""
-    with slots.held() as running:
-        if not running:
-            raise ServerBusy(
-                f"Server busy: {slots.size} tool calls are already running here; "
-                "retry shortly, or call the tool as a task"
-            )
-        try:
-            return found.run(arguments, ctx)
-        except InputNeeded as need:
-            return {"resultType": "input_required", "inputRequests": need.requests}
-        except ProtocolError as exc:
-            raise RpcError(exc.code, exc.message, exc.data) from exc
-        finally:
-            ctx.close()
+    refused = slots.take(ctx.owner)
+    if refused is not None:
+        raise ServerBusy(f"{refused}; retry shortly, or call the tool as a task")
+    try:
+        return found.run(arguments, ctx)
+    except InputNeeded as need:
+        return {"resultType": "input_required", "inputRequests": need.requests}
+    except ProtocolError as exc:
+        raise RpcError(exc.code, exc.message, exc.data) from exc
+    except TaskCancelled as exc:
+        # The caller went away: nobody reads this answer; the slot is what mattered.
+        raise RpcError(INTERNAL_ERROR, "The call was abandoned by its caller") from exc
+    finally:
+        slots.release(ctx.owner)
+        ctx.close()
 
 
 @dataclass(frozen=True)
@@ -164,9 +226,7 @@ def run_round(
     answers of every round so far; when it asks again and has something to carry (answers
     already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult`` gets a sealed
     ``requestState`` for the next round to echo."""
-    ctx = ToolContext(
-        answers={**answers, **carried.answers}, state=carried.state, peer=peer, owner=call.owner
-    )
+    ctx = inline_context(call, answers={**answers, **carried.answers}, state=carried.state, peer=peer)
     result = run_inline(found, arguments, ctx, services.inline)
     if result.get("resultType") == "input_required":
         keep = Carried(ctx.carried(), ctx.state)

@@ -164,8 +164,8 @@ class ToolContext:
         call counts one step."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
-        if message is not None or self.is_task:
-            self._control.progress(message if message is not None else _fraction(value, total))
+        # A plain call's control reports nothing, but stops the tool if its caller went away.
+        self._control.progress(message if message is not None else _fraction(value, total))
         token, notify = self.peer.progress_token, self.peer.notify
         if token is None or notify is None:
             return
@@ -207,6 +207,8 @@ class ToolContext:
         raise ValueError(f"unknown client capability {kind!r}")
 
     def cancelled(self) -> bool:
+        """True once the task has ended under the tool (a cancel), or once a plain call's
+        caller has gone away: the tool should stop."""
         return self._control.is_cancelled()
 
     def checkpoint(self, state: Any) -> None:

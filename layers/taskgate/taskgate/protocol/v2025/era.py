@@ -11,7 +11,6 @@ from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ER
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.ports import Clock
 from ...domain.sessions import Session, SessionStore, call_key
-from ...tools.context import ToolContext
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ...tools.registry import Tool
@@ -22,7 +21,16 @@ from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
-from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..shared import (
+    Services,
+    create_task,
+    fetched,
+    inline_context,
+    resolve_tool,
+    run_inline,
+    run_prepare,
+    server_info,
+)
 from ..subscriptions import Subscriptions
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
@@ -248,7 +256,7 @@ class Era2025(Era):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        tool_ctx = ToolContext(peer=peer, owner=call.owner)
+        tool_ctx = inline_context(call, peer=peer)
         result = run_inline(found, arguments, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
             return self._ask_on_the_call_stream(call, params, found, arguments, declared)
