@@ -139,3 +139,70 @@ def test_tasks_list_is_for_identified_callers_only_and_pages(http: TestClient, w
         {"jsonrpc": "2.0", "id": 4, "method": "tasks/list", "params": {"cursor": "zz"}}, owner="ann"
     )
     assert bad.body is not None and bad.body["error"]["code"] == -32602
+
+
+# -- issue 21, the spec audit: tasks/result returns the error the call would have returned,
+# and an ``optional`` tool with a prepare step is callable as a task.
+
+
+def test_tasks_result_returns_the_tools_error_data_exactly(legacy: Legacy, world: World) -> None:
+    for data in ("a reason in plain text", [1, "two", None], 7, False, {"field": "name"}, None):
+        arguments = {} if data is None else {"data": data}
+        task_id = _task(legacy, "error_with_data", arguments)
+        world.settle()
+        error = legacy.request("tasks/result", {"taskId": task_id})["error"]
+        assert (error["code"], error["message"]) == (-32050, "failed with data")
+        tag = {RELATED: {"taskId": task_id}}
+        if isinstance(data, dict):
+            assert error["data"] == {**data, **tag}  # an object gains the related task
+        elif data is None:
+            assert error["data"] == tag
+        else:
+            assert error["data"] == data, data  # anything else comes back as the tool sent it
+
+
+def test_an_optional_tool_that_asks_before_it_starts_is_callable_as_a_task(
+    legacy: Legacy, world: World
+) -> None:
+    """``test_tool_with_task`` is listed ``optional`` but was refused with -32602 as a task:
+    its ``prepare`` step asks first, and this revision has no round for that before a task.
+    The task now asks it (input_required, on the tasks/result stream)."""
+    tools = {t["name"]: t for t in legacy.result("tools/list")["tools"]}
+    assert tools["test_tool_with_task"]["execution"] == {"taskSupport": "optional"}
+    task_id = _task(legacy, "test_tool_with_task", {})
+    world.settle()
+    assert legacy.result("tasks/get", {"taskId": task_id})["status"] == "input_required"
+    response, streams = result_over_streams(legacy, task_id, {"action": "accept", "content": {"name": "Ada"}})
+    asked = [
+        e["data"]
+        for events in streams
+        for e in events
+        if e["data"] and e["data"].get("method") == "elicitation/create"
+    ]
+    assert [a["params"]["message"] for a in asked] == ["What is your name?"]
+    assert response["result"]["content"][0]["text"] == "Hello, Ada!"
+
+
+def test_a_prepare_step_is_asked_wherever_the_tool_runs(legacy: Legacy, world: World) -> None:
+    """What ``prepare`` asks gates the tool everywhere: as a 2025 task, and as a plain call."""
+    declined = _task(legacy, "gated_job", {})
+    response, _ = result_over_streams(legacy, declined, {"action": "decline"})
+    assert response["result"]["isError"] is True
+    assert response["result"]["content"][0]["text"] == "The gated job was not confirmed."
+    confirmed = _task(legacy, "gated_job", {})
+    response, _ = result_over_streams(legacy, confirmed, {"action": "accept", "content": {"ok": True}})
+    assert response["result"]["content"][0]["text"] == "the gated job ran"
+    # A plain 2026 call asks in an input round, then runs with the answer.
+    mcp = world.mcp()
+    first = mcp.call("gated_job", tasks=False)
+    assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["go_ahead"]
+    done = mcp.result(
+        "tools/call",
+        {
+            "name": "gated_job",
+            "arguments": {},
+            "inputResponses": {"go_ahead": {"action": "accept", "content": {"ok": True}}},
+        },
+        tasks=False,
+    )
+    assert done["content"][0]["text"] == "the gated job ran"

@@ -28,7 +28,6 @@ from ..shared import (
     inline_context,
     resolve_tool,
     run_inline,
-    run_prepare,
     server_info,
 )
 from ..subscriptions import Subscriptions
@@ -240,10 +239,8 @@ class Era2025(Era):
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            if run_prepare(found, arguments, {}, peer).questions is not None:
-                raise RpcError(
-                    INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
-                )
+            # This revision has no input round before a task exists: what the tool's
+            # ``prepare`` asks, the task asks (input_required, on the tasks/result stream).
             record = create_task(
                 self._s,
                 call,
