@@ -3,6 +3,8 @@ tasks/result over resumable SSE with elicitation, owner-scoped tasks/list."""
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from typing import Any
 
@@ -255,7 +257,9 @@ def test_cancel_returns_the_cancelled_task_and_refuses_a_finished_one(legacy: Le
     assert error["data"][RELATED] == {"taskId": task_id}
 
 
-def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tasks_list_is_owner_scoped_and_paged(
+    http: TestClient, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alice, bob = Legacy(http, token="alice-token"), Legacy(http, token="bob-token")
     alice.initialize()
     bob.initialize()
@@ -286,6 +290,14 @@ def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pyt
     assert alice.request("tasks/list", {"cursor": "garbage"})["error"]["code"] == -32602
     first = alice.result("tasks/list")
     assert bob.request("tasks/list", {"cursor": first["nextCursor"]})["error"]["code"] == -32602
+    # Issue 21: a well-formed position the server never issued (a DynamoDB key of alice's,
+    # as the cursor used to be) is refused too; cursors are sealed.
+    row = next(i for i in table_items(aws) if i["taskId"]["S"] == mine[2])
+    key = {name: row[name] for name in ("taskId", "ownerId", "createdAt")}
+    forged = base64.urlsafe_b64encode(json.dumps(key).encode()).decode()
+    refused = alice.request("tasks/list", {"cursor": forged})
+    assert "error" in refused, refused
+    assert refused["error"]["code"] == -32602 and refused["error"]["message"].startswith("Invalid cursor")
     # Another owner's task looks missing on every method.
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
         assert bob.request(method, {"taskId": mine[0]})["error"]["code"] == -32602

@@ -206,3 +206,42 @@ def test_a_prepare_step_is_asked_wherever_the_tool_runs(legacy: Legacy, world: W
         tasks=False,
     )
     assert done["content"][0]["text"] == "the gated job ran"
+
+
+def _list(world: World, owner: str, cursor: str | None = None) -> Any:
+    params = {"cursor": cursor} if cursor is not None else {}
+    return world.handle(
+        {"jsonrpc": "2.0", "id": 9, "method": "tasks/list", "params": params}, owner=owner
+    ).body
+
+
+def test_a_cursor_opens_only_as_issued_to_its_caller(world: World) -> None:
+    """Issue 21, the spec audit: a well-formed cursor the server never issued was accepted
+    (the store's own position, handed out as is). Cursors are now sealed like requestState."""
+    for _ in range(3):
+        world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
+    world.tasks.create(owner="bob", tool="slow_compute", arguments={"seconds": 0})
+    original = world.tasks.list
+    world.tasks.list = lambda owner, cursor, limit=2: original(owner, cursor, limit)  # type: ignore[method-assign]
+    first = _list(world, "ann")["result"]
+    cursor = first["nextCursor"]
+    second = _list(world, "ann", cursor)["result"]
+    assert len(first["tasks"]) == 2 and len(second["tasks"]) == 1 and "nextCursor" not in second
+    refused = [
+        "2",  # the fake store's own position for the second page: well-formed, never issued
+        cursor[:-2] + ("AA" if cursor[-2:] != "AA" else "BB"),  # altered
+        cursor + "A",
+    ]
+    for forged in refused:
+        error = _list(world, "ann", forged)["error"]
+        assert error["code"] == -32602 and error["message"].startswith("Invalid cursor"), forged
+    assert _list(world, "bob", cursor)["error"]["code"] == -32602  # another caller's
+    # A requestState sealed for ann is not a cursor either, nor does a cursor outlive its hour.
+    from taskgate.protocol.request_state import Carried
+
+    state = world.request_states.seal(
+        Carried({}, "2"), owner="ann", method="tools/call", target="x", arguments={}
+    )
+    assert _list(world, "ann", state)["error"]["code"] == -32602
+    world.clock.advance(3_600_001)
+    assert _list(world, "ann", cursor)["error"]["code"] == -32602

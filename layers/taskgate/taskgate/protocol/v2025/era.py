@@ -15,6 +15,7 @@ from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ...tools.registry import Tool
 from ..completion import CompletionMethods
+from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
 from ..jsonrpc import ClientResponse
@@ -67,6 +68,7 @@ class Era2025(Era):
         self._session_ttl_ms = session_ttl_ms
         resources = ResourceMethods(services, not_found_code=RESOURCE_NOT_FOUND, hints=False)
         self._subscriptions = Subscriptions(resources, sessions)
+        self._cursors = Cursors(services.request_states)
         super().__init__(
             MethodRegistry(
                 [
@@ -323,10 +325,11 @@ class Era2025(Era):
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:
         if call.owner == self._s.anonymous_owner:
             raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
-        records, next_cursor = self._s.tasks.list(call.owner, params.cursor)
+        position = self._cursors.open(params.cursor, call.owner) if params.cursor is not None else None
+        records, next_position = self._s.tasks.list(call.owner, position)
         result: dict[str, Any] = {"tasks": [w.task_fields(r) for r in records]}
-        if next_cursor:
-            result["nextCursor"] = next_cursor
+        if next_position:
+            result["nextCursor"] = self._cursors.seal(next_position, call.owner)
         return result
 
     def _tasks_cancel(self, call: Call, params: TaskRef) -> dict[str, Any]:
