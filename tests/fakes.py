@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from taskgate.domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
@@ -52,6 +52,10 @@ class MemoryTaskStore:
     def __init__(self, capacity: int | None = None) -> None:
         self.records: dict[str, TaskRecord] = {}
         self._active: dict[str, set[str]] = {}
+        # DynamoDB's owner index is eventually consistent: with ``index_lags`` on, tasks
+        # created since are missing from ``list_for_owner`` until ``catch_up_index``.
+        self.index_lags = False
+        self._unindexed: set[str] = set()
         self._capacity = capacity
         self._lock = threading.Lock()
 
@@ -111,6 +115,8 @@ class MemoryTaskStore:
             if record.task_id in self.records:
                 raise TaskAlreadyExists(record.task_id)
             self._put(record)
+            if self.index_lags:
+                self._unindexed.add(record.task_id)
             if self._capacity is not None and len(self.records) > self._capacity:
                 oldest = next(iter(self.records))
                 gone = self.records.pop(oldest)
@@ -128,12 +134,16 @@ class MemoryTaskStore:
                 raise ValueError("malformed cursor")
             start = int(cursor)
         mine = sorted(
-            (r for r in self.records.values() if r.owner == owner),
+            (r for r in self.records.values() if r.owner == owner and r.task_id not in self._unindexed),
             key=lambda r: r.created_at_ms,
             reverse=True,
         )
         page = mine[start : start + limit]
         return page, (str(start + limit) if start + limit < len(mine) else None)
+
+    def catch_up_index(self) -> None:
+        """The owner index has every task now."""
+        self._unindexed.clear()
 
     def count_active(self, owner: str, up_to: int) -> int:
         return min(len(self._active.get(owner, ())), up_to)
@@ -409,6 +419,16 @@ class MemorySessionStore:
         session = self.sessions.get(session_id)
         if session is not None:
             self.sessions[session_id] = dataclasses.replace(session, log_level=level)
+
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            recent = {k: v for k, v in session.recent_tasks.items() if k not in forget}
+            self.sessions[session_id] = dataclasses.replace(
+                session, recent_tasks={**recent, task_id: created_at_ms}
+            )
 
     def create_stream(self, stream: StreamState) -> None:
         _refuse_oversize(_stream_size(stream))

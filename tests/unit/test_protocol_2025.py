@@ -222,7 +222,7 @@ def test_a_cursor_opens_only_as_issued_to_its_caller(world: World) -> None:
         world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
     world.tasks.create(owner="bob", tool="slow_compute", arguments={"seconds": 0})
     original = world.tasks.list
-    world.tasks.list = lambda owner, cursor, limit=2: original(owner, cursor, limit)  # type: ignore[method-assign]
+    world.tasks.list = lambda owner, cursor, limit=2, **kw: original(owner, cursor, limit, **kw)  # type: ignore[method-assign]
     first = _list(world, "ann")["result"]
     cursor = first["nextCursor"]
     second = _list(world, "ann", cursor)["result"]
@@ -245,3 +245,51 @@ def test_a_cursor_opens_only_as_issued_to_its_caller(world: World) -> None:
     assert _list(world, "ann", state)["error"]["code"] == -32602
     world.clock.advance(3_600_001)
     assert _list(world, "ann", cursor)["error"]["code"] == -32602
+
+
+def test_tasks_list_shows_the_task_just_created_while_the_index_lags(world: World) -> None:
+    """Issue 21, the spec audit: on AWS the owner index behind tasks/list is eventually
+    consistent, so a task just created could be missing from the list while tasks/get found
+    it. The fake store's index lags here (``index_lags``) as DynamoDB's may."""
+    from taskgate.http_app import create_app
+    from taskgate.local.dev_auth import DevAuthMiddleware
+
+    world.store.index_lags = True
+    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    with TestClient(DevAuthMiddleware(app, {"ann-token": "ann"}), base_url="http://localhost") as http:
+        ann = Legacy(http, token="ann-token")
+        ann.initialize()
+        first = _task(ann, "slow_compute", {"seconds": 0})
+        assert (
+            world.store.list_for_owner("ann", limit=50, cursor=None)[0] == []
+        )  # the index has not caught up
+        assert [t["taskId"] for t in ann.result("tasks/list")["tasks"]] == [first]
+        assert ann.result("tasks/get", {"taskId": first})["taskId"] == first
+        created = [first]
+        for _ in range(19):
+            world.clock.advance(1)  # newest first is an order only if their times differ
+            created.append(_task(ann, "slow_compute", {"seconds": 0}))
+        listed = [t["taskId"] for t in ann.result("tasks/list")["tasks"]]
+        # The session remembers its newest 16; the rest wait for the index.
+        assert listed == created[::-1][:16]
+        assert ann.session_id is not None and len(world.sessions.sessions[ann.session_id].recent_tasks) == 16
+        # Another session of the same owner sees them once the index has them; nobody twice.
+        other = Legacy(http, token="ann-token")
+        other.initialize()
+        world.store.catch_up_index()
+        for client in (ann, other):
+            assert sorted(t["taskId"] for t in client.result("tasks/list")["tasks"]) == sorted(created)
+        # Walked in pages of 3, with the session's own newest merged into the first: each once.
+        world.store.index_lags = True
+        world.clock.advance(1)
+        created.append(_task(ann, "slow_compute", {"seconds": 0}))
+        original = world.tasks.list
+        world.tasks.list = lambda owner, cursor, limit=3, **kw: original(owner, cursor, limit, **kw)  # type: ignore[method-assign]
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = ann.result("tasks/list", {"cursor": cursor} if cursor else {})
+            seen += [t["taskId"] for t in page["tasks"]]
+            if not (cursor := page.get("nextCursor")):
+                break
+        assert sorted(seen) == sorted(created) and seen[0] == created[-1]

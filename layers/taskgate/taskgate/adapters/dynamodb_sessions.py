@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -51,6 +52,7 @@ class DynamoDBSessionStore:
                 "sessionOwner": _s(session.owner),
                 "protocolVersion": _s(session.protocol_version),
                 "expiresAt": _expires(session.expires_at_ms),
+                "recentTasks": {"M": {k: _n(v) for k, v in session.recent_tasks.items()}},
                 **(
                     {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
                     if session.capabilities is not None
@@ -78,6 +80,7 @@ class DynamoDBSessionStore:
             if "clientCapabilities" in item
             else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
+            recent_tasks={k: int(v["N"]) for k, v in item.get("recentTasks", {}).get("M", {}).items()},
         )
 
     @translating
@@ -94,6 +97,40 @@ class DynamoDBSessionStore:
                 UpdateExpression="SET logLevel = :level",
                 ConditionExpression="attribute_exists(taskId)",
                 ExpressionAttributeValues={":level": _s(level)},
+            )
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+
+    @translating
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        names = {"#new": task_id, **{f"#f{i}": old for i, old in enumerate(forget) if old != task_id}}
+        removes = [name for name in names if name != "#new"]
+        key = {"taskId": _s(f"session#{session_id}")}
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=key,
+                UpdateExpression="SET recentTasks.#new = :t"
+                + (" REMOVE " + ", ".join(f"recentTasks.{name}" for name in removes) if removes else ""),
+                ConditionExpression="attribute_exists(recentTasks)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={":t": _n(created_at_ms)},
+            )
+            return
+        except ClientError as exc:
+            if error_code(exc) != "ConditionalCheckFailedException":
+                raise
+        try:
+            # A session opened before sessions remembered their tasks: start its list.
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=key,
+                UpdateExpression="SET recentTasks = :m",
+                ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(recentTasks)",
+                ExpressionAttributeValues={":m": {"M": {task_id: _n(created_at_ms)}}},
             )
         except ClientError as exc:
             if error_code(exc) != "ConditionalCheckFailedException":

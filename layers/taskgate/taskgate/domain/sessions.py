@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,6 +30,13 @@ class Session:
     capabilities: dict[str, Any] | None = None
     # logging/setLevel: the least severe level of notifications/message it wants (None: all).
     log_level: str | None = None
+    # The tasks this session created last (task id -> createdAt ms), at most RECENT_TASKS:
+    # its tasks/list shows them at once, whatever the owner index has caught up with.
+    recent_tasks: dict[str, int] = field(default_factory=dict)
+
+
+# How many of its own newest tasks a session remembers for tasks/list.
+RECENT_TASKS = 16
 
 
 class Subscribed(enum.Enum):
@@ -78,6 +86,12 @@ class SessionStore(Protocol):
 
     def set_log_level(self, session_id: str, level: str) -> None:
         """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
+
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        """Add ``task_id`` to the session's recent tasks and drop ``forget`` from them (the
+        caller keeps the list at RECENT_TASKS); a session that is gone stays gone."""
 
     def create_stream(self, stream: StreamState) -> None: ...
 

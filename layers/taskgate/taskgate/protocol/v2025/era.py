@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -9,8 +10,9 @@ from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
+from ...domain.model import TaskRecord
 from ...domain.ports import Clock
-from ...domain.sessions import Session, SessionStore, call_key
+from ...domain.sessions import RECENT_TASKS, Session, SessionStore, call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ...tools.registry import Tool
@@ -34,6 +36,8 @@ from ..shared import (
 from ..subscriptions import Subscriptions
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
+
+logger = logging.getLogger(__name__)
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
 # The session of the request being handled, as ``before`` found it (None: no session).
@@ -252,6 +256,7 @@ class Era2025(Era):
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
             )
+            self._remember_task(record)
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
@@ -322,11 +327,29 @@ class Era2025(Era):
         )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
+    def _remember_task(self, record: TaskRecord) -> None:
+        """The session remembers the task it created, so that its tasks/list shows it at
+        once (the owner index behind the list may lag a create by a moment)."""
+        session = _session.get()
+        if session is None:
+            return
+        kept = sorted(session.recent_tasks, key=session.recent_tasks.__getitem__, reverse=True)
+        try:
+            self._sessions.remember_task(
+                session.session_id, record.task_id, record.created_at_ms, forget=kept[RECENT_TASKS - 1 :]
+            )
+        except TaskgateError:
+            # The task exists and the client has its id; only an instant listing is lost.
+            logger.warning("could not note task %s in its session", record.task_id, exc_info=True)
+
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:
         if call.owner == self._s.anonymous_owner:
             raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
         position = self._cursors.open(params.cursor, call.owner) if params.cursor is not None else None
-        records, next_position = self._s.tasks.list(call.owner, position)
+        session = _session.get()
+        # The newest tasks are the first page's: later pages come from the index alone.
+        recent = session.recent_tasks if session is not None and position is None else None
+        records, next_position = self._s.tasks.list(call.owner, position, recent=recent)
         result: dict[str, Any] = {"tasks": [w.task_fields(r) for r in records]}
         if next_position:
             result["nextCursor"] = self._cursors.seal(next_position, call.owner)
