@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from taskgate.http_app import create_app
+from tests.asgi import exchange
 from tests.fakes import World
 from tests.mcp_client import headers_for
 
@@ -27,7 +28,6 @@ def _send(world: World, chunks: int, declared: int | None) -> tuple[int, dict[st
     """POST ``chunks`` chunks of CHUNK bytes; (status, body, chunks the app read)."""
     app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=LIMIT)
     read = 0
-    sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         nonlocal read
@@ -37,31 +37,11 @@ def _send(world: World, chunks: int, declared: int | None) -> tuple[int, dict[st
         read += 1
         return {"type": "http.request", "body": b" " * CHUNK, "more_body": read < chunks}
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
     headers = [(k.encode(), v.encode()) for k, v in headers_for("ping", {}).items()]
-    headers += [(b"host", b"localhost")]
     if declared is not None:
         headers += [(b"content-length", str(declared).encode())]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 80),
-    }
-    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return start["status"], json.loads(body), read
+    resp = exchange(app, "POST", headers, receive)
+    return resp.status_code, json.loads(resp.content), read
 
 
 def test_a_declared_length_past_the_limit_is_refused_before_a_byte_is_read(world: World) -> None:

@@ -22,6 +22,7 @@ from starlette.testclient import TestClient
 from taskgate.http_app import create_app
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
+from tests.asgi import exchange
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 
@@ -167,7 +168,6 @@ def _plain_call_that_hangs_up(world: World, tool: str) -> int:
     params = {"name": tool, "arguments": {}}
     body = json.dumps(envelope("tools/call", params, 1, tasks=False)).encode()
     messages = [{"type": "http.request", "body": body, "more_body": False}]
-    sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         if messages:
@@ -176,26 +176,8 @@ def _plain_call_that_hangs_up(world: World, tool: str) -> int:
         await asyncio.to_thread(started.wait, 10)
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
     headers = [(k.encode(), v.encode()) for k, v in headers_for("tools/call", params).items()]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [*headers, (b"host", b"localhost")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 80),
-    }
-    asyncio.run(app(scope, receive, send))  # type: ignore[arg-type]
-    return int(next(m["status"] for m in sent if m["type"] == "http.response.start"))
+    return exchange(app, "POST", headers, receive).status_code
 
 
 started = threading.Event()
