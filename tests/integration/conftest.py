@@ -47,9 +47,12 @@ def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def http(aws: EmbeddedAws) -> Iterator[TestClient]:
-    settings = wiring.settings()
+    # The process's root at each request: a test may change the environment and reset it.
+    settings = wiring.root().settings
     app = create_app(
-        wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
+        lambda: wiring.root().server,
+        anonymous_owner=settings.anonymous_owner,
+        max_body_bytes=settings.max_body_bytes,
     )
     with TestClient(DevAuthMiddleware(app, DEV_TOKENS), base_url="http://localhost") as client:
         yield client
@@ -64,11 +67,16 @@ def mcp(http: TestClient) -> Mcp:
     return Mcp(post)
 
 
+def active_ids() -> list[str]:
+    """Every live task's id, as the sweeper pages through them."""
+    return [task_id for page in wiring.root().store.active_pages() for task_id in page]
+
+
 def owner_client(owner: str) -> Mcp:
     """A client whose requests carry ``owner`` as the authenticated caller."""
 
     def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
-        reply = wiring.mcp_server().handle(body, headers, owner)
+        reply = wiring.root().server.handle(body, headers, owner)
         return reply.status, reply.body
 
     return Mcp(post)

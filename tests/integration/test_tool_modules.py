@@ -30,7 +30,7 @@ def served(tool_modules: str | None) -> list[tuple[str, str]]:
             sys.executable,
             "-c",
             "import json; from taskgate import wiring;"
-            "print(json.dumps([(t.name, t.fn.__module__.split('.')[0]) for t in wiring.tools()]))",
+            "print(json.dumps([(t.name, t.fn.__module__.split('.')[0]) for t in wiring.root().tools]))",
         ],
         env=env,
         capture_output=True,

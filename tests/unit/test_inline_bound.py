@@ -47,7 +47,7 @@ def world() -> World:
     tools = ToolRegistry()
     tools.add(Tool("slow", "blocks until released", NoInput, _slow, task_support="forbidden"))
     tools.add(Tool("quick", "returns at once", NoInput, _quick))
-    return World(tools, inline_calls=INLINE)
+    return World(tools, max_inline_calls=INLINE)
 
 
 @pytest.fixture

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..domain.ports import Clock
 from ..domain.sessions import Session, StreamState
 from .aws_errors import error_code, translating
 
@@ -29,10 +31,15 @@ def _expires(ms: int) -> dict[str, str]:
 
 
 class DynamoDBSessionStore:
-    def __init__(self, client: Any, table_name: str, clock: Any) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str, clock: Clock) -> None:
+        # A client factory, asked at every call (see DynamoDBTaskStore).
+        self._client = client
         self._table = table_name
         self._clock = clock
+
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
 
     def _live(self, item: dict[str, Any] | None) -> dict[str, Any] | None:
         # DynamoDB deletes expired items late; until then they are gone to us.

@@ -19,7 +19,7 @@ import base64
 import binascii
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -168,9 +168,15 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
 
 
 class DynamoDBTaskStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str) -> None:
+        # A client factory, asked at every call: a client rebuilt after a SnapStart
+        # restore (aws_clients.refresh) is the one used from then on.
+        self._client = client
         self._table = table_name
+
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
 
     def _key(self, task_id: str) -> dict[str, Any]:
         return {"taskId": _s(task_id)}
@@ -297,10 +303,6 @@ class DynamoDBTaskStore:
                 break
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return count
-
-    def list_active(self) -> list[str]:
-        """Ids of every task the active index holds."""
-        return [task_id for page in self.active_pages() for task_id in page]
 
     def active_pages(self) -> Iterator[list[str]]:
         """The active index a Scan page at a time (up to 1 MB of keys: thousands of ids)."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
@@ -22,14 +22,13 @@ from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
-from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..services import Services, server_info
 from ..subscriptions import Subscriptions
+from ..tool_calls import create_task, fetched, resolve_tool, run_inline, run_prepare
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
-# The session of the request being handled, as ``before`` found it (None: no session).
-_session: ContextVar[Session | None] = ContextVar("taskgate_2025_session", default=None)
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -85,10 +84,10 @@ class Era2025(Era):
 
     # -- sessions -------------------------------------------------------------
 
-    def before(self, call: Call) -> None:
-        _session.set(None)
-        if call.method != "initialize":
-            _session.set(self._check_session(call))
+    def before(self, call: Call) -> Call:
+        if call.method == "initialize":
+            return call
+        return dataclasses.replace(call, session=self._check_session(call))
 
     def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
         """A session id we never issued, that expired, or that is someone else's: 404.
@@ -110,7 +109,7 @@ class Era2025(Era):
         """The client of a tools/call as its session knows it: what it declared in
         initialize (nothing, without a session) and the level it set (every level, until
         it sets one)."""
-        session = _session.get()
+        session = call.session
         return Peer(
             capabilities=ClientCapabilities(session.capabilities if session else {}),
             notify=call.emit,
@@ -214,7 +213,7 @@ class Era2025(Era):
 
     def _set_level(self, call: Call, params: SetLevel) -> dict[str, Any]:
         """The session's log level: notifications/message below it are not sent."""
-        session = _session.get()
+        session = call.session
         if session is None:
             raise RpcError(INVALID_REQUEST, "logging/setLevel needs a session (Mcp-Session-Id)")
         self._sessions.set_log_level(session.session_id, params.level)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ...codes import (
@@ -16,23 +16,24 @@ from ...codes import (
 )
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
-from ..deferred import CATALOG_METHODS
 from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..shared import (
-    Services,
-    create_task,
-    fetched,
-    open_state,
-    resolve_tool,
-    run_prepare,
-    run_round,
-    server_info,
-)
+from ..services import Services, server_info
+from ..tool_calls import create_task, fetched, open_state, resolve_tool, run_prepare, run_round
 from . import envelope
 from . import wire as w
+
+# What resources.py, prompts.py and completion.py serve in this era, made on first use.
+CATALOG_METHODS = (
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+)
 
 
 class Era2026(Era):
@@ -48,7 +49,8 @@ class Era2026(Era):
         METHOD_NOT_FOUND: 404,
     }
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, catalog: Callable[[], list[Method]]) -> None:
+        """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``)."""
         self._s = services
         super().__init__(
             MethodRegistry(
@@ -65,29 +67,16 @@ class Era2026(Era):
             )
         )
         # Made by the first request for one of them, not at a cold start that serves another.
-        self.methods.defer(CATALOG_METHODS, self._catalog)
-
-    def _catalog(self) -> list[Method]:
-        from ..completion import CompletionMethods
-        from ..prompts import PromptMethods
-        from ..resources import ResourceMethods
-
-        len(self._s.tools)  # the tool modules register resources and prompts too: loaded first
-        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
-        resources = ResourceMethods(self._s, not_found_code=INVALID_PARAMS, hints=True)
-        return [
-            *resources.methods(),
-            *PromptMethods(self._s, hints=True, can_ask=True).methods(),
-            *CompletionMethods(self._s, resources).methods(),
-        ]
+        self.methods.add_group(CATALOG_METHODS, catalog)
 
     def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
         return envelope.claims(headers, meta)
 
-    def before(self, call: Call) -> None:
+    def before(self, call: Call) -> Call:
         assert call.request is not None
         method = self.methods.get(call.request.method)
         envelope.check_envelope(call.headers, call.request, method.name_field if method else None)
+        return call
 
     def shape(self, method: Method, result: Result) -> Result:
         # Every result of this era says what kind it is.

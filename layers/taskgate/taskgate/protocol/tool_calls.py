@@ -1,106 +1,25 @@
-"""What both eras share: the services they drive, and the plumbing of a tool call.
-
-The prepare round (questions a tool asks before its task exists), argument
-checks and inline runs live here once; each era shapes the results its own way.
+"""A tool call, as both eras make it: resolving the tool and its arguments, the prepare
+round (questions a tool asks before its task exists), inline runs and rounds, and
+creating the task. Each era shapes the results its own way.
 """
 
 from __future__ import annotations
 
-import importlib
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
-from .. import __version__
-from ..clock import now_ms
 from ..codes import INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
-from ..domain.service import TaskService
 from ..tools.context import InputNeeded, ProtocolError, ToolContext
 from ..tools.peer import Peer
-from ..tools.registry import Tool, ToolRegistry
+from ..tools.registry import Tool
 from .era import Call, validation_data
 from .errors import RpcError
-from .request_state import NOTHING, Carried, RequestStates, ephemeral_keys
-
-if TYPE_CHECKING:
-    from ..tools.prompts import PromptRegistry
-    from ..tools.resources import ResourceRegistry
-
-SERVER_NAME = "taskgate"
-
-# Told of every task event a client causes: (event, fields). The Lambda handler
-# turns these into audit log lines and metrics; tests can collect them.
-AuditHook = Callable[[str, dict[str, Any]], None]
-
-
-def server_info() -> dict[str, str]:
-    return {"name": SERVER_NAME, "version": __version__}
-
-
-class InlineSlots:
-    """How many requests may run a tool inside themselves (a plain call) or wait on a
-    task (a stream holding on) in this process at once. Each holds a thread of the
-    server's pool for as long as the tool runs; past the bound a request is refused
-    at once rather than queued, so the rest of the requests (tasks/get, a cancel)
-    always find a thread. A Lambda instance serves one request at a time, so only a
-    process serving many (the local server) ever reaches it."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._free = threading.BoundedSemaphore(size)
-
-    @contextmanager
-    def held(self) -> Iterator[bool]:
-        """A slot for the duration of the block; False (and no slot) when all are taken."""
-        acquired = self._free.acquire(blocking=False)
-        try:
-            yield acquired
-        finally:
-            if acquired:
-                self._free.release()
-
-
-@dataclass(frozen=True)
-class Services:
-    tasks: TaskService
-    tools: ToolRegistry
-    audit: AuditHook
-    anonymous_owner: str
-    inline: InlineSlots
-    # What the modules in ToolModules registered beside their tools (the registries are
-    # imported by the first request that reads one: a cold start serving a task does not).
-    resources: ResourceRegistry = field(default_factory=lambda: _Later("resources"))  # type: ignore[assignment]
-    prompts: PromptRegistry = field(default_factory=lambda: _Later("prompts"))  # type: ignore[assignment]
-    # Seals a plain call's requestState (2026-07-28); the composition root gives it the
-    # stack's key, anything else a per-process one.
-    request_states: RequestStates = field(
-        default_factory=lambda: RequestStates(ephemeral_keys, ttl_ms=600_000, clock=now_ms)
-    )
-
-
-class _Later:
-    """``taskgate.tools.<module>.registry``, imported on its first use."""
-
-    def __init__(self, module: str) -> None:
-        self._module = module
-
-    def _registry(self) -> Any:
-        return importlib.import_module(f"taskgate.tools.{self._module}").registry
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._registry(), name)
-
-    def __iter__(self) -> Any:
-        return iter(self._registry())
-
-    def __len__(self) -> int:
-        return len(self._registry())
+from .request_state import NOTHING, Carried
+from .services import InlineSlots, Services
 
 
 def resolve_tool(
