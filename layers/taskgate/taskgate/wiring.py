@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .adapters import aws_clients
 from .adapters.dynamodb_store import DynamoDBTaskStore
 from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .config import Settings
-from .domain.sessions import SessionStore
 from .lazy import Lazy
 from .protocol.request_state import ephemeral_keys
 from .root import Ports, Taskgate
+
+if TYPE_CHECKING:
+    from .domain.sessions import SessionStore
 
 
 def aws_ports(settings: Settings) -> Ports:

@@ -211,7 +211,3 @@ class TaskService:
             return Cancellation(self.get(owner, task_id), cancelled_now=False)
         self._ender.stop(task_id, message)
         return Cancellation(cancelled, cancelled_now=True)
-
-    def fail_stale(self, record: TaskRecord, reason: str) -> bool:
-        """Fail a task whose execution is gone or past its deadline (the sweeper)."""
-        return self._ender.fail(record, reason)

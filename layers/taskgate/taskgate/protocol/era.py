@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from ..codes import INVALID_PARAMS, METHOD_NOT_FOUND
-from ..domain.sessions import Session
 from ..lazy import Lazy
 from .errors import RpcError
 from .jsonrpc import ClientResponse, Request
+
+if TYPE_CHECKING:
+    from ..domain.sessions import Session
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ..codes import INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
-from ..tools.context import InputNeeded, ProtocolError, ToolContext
+from ..tools.context import InputNeeded, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
@@ -56,8 +56,6 @@ def run_inline(
             return found.run(arguments, ctx)
         except InputNeeded as need:
             return {"resultType": "input_required", "inputRequests": need.requests}
-        except ProtocolError as exc:
-            raise RpcError(exc.code, exc.message, exc.data) from exc
         finally:
             ctx.close()
 
@@ -119,8 +117,6 @@ def run_prepare(
         found.prepare(found.parse(arguments), ctx)
     except InputNeeded as need:
         return Prepared(need.requests, {})
-    except ProtocolError as exc:
-        raise RpcError(exc.code, exc.message, exc.data) from exc
     # The task inherits the answers to the questions it was asked, nothing else.
     return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
 
