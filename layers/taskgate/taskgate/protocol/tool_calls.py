@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..codes import INVALID_PARAMS
 from ..domain.errors import ServerBusy
@@ -22,27 +22,39 @@ from .request_state import NOTHING, Carried
 from .services import InlineSlots, Services
 
 
-def resolve_tool(
-    services: Services, name: str, arguments: dict[str, Any] | None
-) -> tuple[Tool, dict[str, Any]]:
+@dataclass(frozen=True)
+class ToolRequest:
+    """A tool call, checked once when it was resolved: the tool, its arguments as sent and
+    as its model parsed them, and their size (checked against MAX_ARGUMENT_BYTES). Nothing
+    after this checks them again."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    args: BaseModel
+    arguments_bytes: int
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None) -> ToolRequest:
     """The tool and its checked arguments, or a -32602 that says what is wrong."""
     found = services.tools.get(name)
     if found is None:
         raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     arguments = arguments or {}
-    services.tasks.limits.check_arguments(arguments)
+    size = services.tasks.limits.check_arguments(arguments)
     try:
-        found.parse(arguments)
+        args = found.parse(arguments)
     except ValidationError as exc:
         raise RpcError(
             INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
         ) from exc
-    return found, arguments
+    return ToolRequest(found, arguments, args, size)
 
 
-def run_inline(
-    found: Tool, arguments: dict[str, Any], ctx: ToolContext, slots: InlineSlots
-) -> dict[str, Any]:
+def run_inline(request: ToolRequest, ctx: ToolContext, slots: InlineSlots) -> dict[str, Any]:
     """Run a tool inside this request: a CallToolResult, or the questions it asked
     (``{"resultType": "input_required", "inputRequests": …}``). Refused with
     ServerBusy (503, Retry-After) when ``slots`` are all taken."""
@@ -53,7 +65,7 @@ def run_inline(
                 "retry shortly, or call the tool as a task"
             )
         try:
-            return found.run(arguments, ctx)
+            return request.tool.call(request.args, ctx)
         except InputNeeded as need:
             return {"resultType": "input_required", "inputRequests": need.requests}
         finally:
@@ -71,50 +83,44 @@ class Prepared:
 def run_round(
     services: Services,
     call: Call,
-    found: Tool,
-    arguments: dict[str, Any],
+    request: ToolRequest,
     answers: dict[str, Any],
     carried: Carried,
     peer: Peer,
 ) -> dict[str, Any]:
     """One round of a plain call that may ask (2026-07-28 MRTR): the tool runs with the
-    answers of every round so far; when it asks again and has something to carry (answers
-    already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult`` gets a sealed
-    ``requestState`` for the next round to echo."""
-    ctx = ToolContext(
-        answers={**answers, **carried.answers}, state=carried.state, peer=peer, owner=call.owner
-    )
-    result = run_inline(found, arguments, ctx, services.inline)
+    answers of every round so far (``answers``); when it asks again and has something to
+    carry (answers already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult``
+    gets a sealed ``requestState`` for the next round to echo."""
+    ctx = ToolContext(answers=answers, state=carried.state, peer=peer, owner=call.owner)
+    result = run_inline(request, ctx, services.inline)
     if result.get("resultType") == "input_required":
         keep = Carried(ctx.carried(), ctx.state)
         if not keep.empty:
             result["requestState"] = services.request_states.seal(
-                keep, owner=call.owner, method=call.method, target=found.name, arguments=arguments
+                keep, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
             )
     return result
 
 
-def open_state(
-    services: Services, call: Call, target: str, arguments: dict[str, Any], token: str | None
-) -> Carried:
+def open_state(services: Services, call: Call, request: ToolRequest, token: str | None) -> Carried:
     """What an echoed ``requestState`` carries, or -32602 if it is not one this server
     sealed for this caller and this request, unexpired."""
     if token is None:
         return NOTHING
     return services.request_states.open(
-        token, owner=call.owner, method=call.method, target=target, arguments=arguments
+        token, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
     )
 
 
-def run_prepare(
-    found: Tool, arguments: dict[str, Any], answers: dict[str, Any], peer: Peer | None = None
-) -> Prepared:
+def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None = None) -> Prepared:
     """Run a tool's ``prepare`` step, which asks before any task exists."""
-    if found.prepare is None:
+    prepare = request.tool.prepare
+    if prepare is None:
         return Prepared(None, {})
     ctx = ToolContext(answers=answers, peer=peer)
     try:
-        found.prepare(found.parse(arguments), ctx)
+        prepare(request.args, ctx)
     except InputNeeded as need:
         return Prepared(need.requests, {})
     # The task inherits the answers to the questions it was asked, nothing else.
@@ -124,24 +130,26 @@ def run_prepare(
 def create_task(
     services: Services,
     call: Call,
-    found: Tool,
-    arguments: dict[str, Any],
+    request: ToolRequest,
     *,
     ttl_ms: int | None = None,
     answers: dict[str, Any] | None = None,
     progress_token: str | int | None = None,
     client_capabilities: dict[str, Any] | None = None,
 ) -> TaskRecord:
+    """The task for ``request``; ``answers`` (which it inherits) were checked with the
+    request's own, so the service checks neither again."""
     record = services.tasks.create(
         owner=call.owner,
-        tool=found.name,
-        arguments=arguments,
+        tool=request.name,
+        arguments=request.arguments,
+        arguments_bytes=request.arguments_bytes,
         requested_ttl_ms=ttl_ms,
         input_responses=answers,
         progress_token=progress_token,
         client_capabilities=client_capabilities,
     )
-    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": found.name})
+    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": request.name})
     return record
 
 

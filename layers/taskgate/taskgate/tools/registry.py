@@ -114,13 +114,18 @@ class Tool:
         return self.input_model.model_validate(arguments)
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        """Run to a CallToolResult; ToolError becomes ``isError: true``.
+        """``call`` with ``arguments`` as stored (a task's step parses them again)."""
+        return self.call(self.parse(arguments), ctx)
+
+    def call(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        """Run on arguments already parsed, to a CallToolResult; ToolError becomes
+        ``isError: true``.
 
         InputNeeded, TaskCancelled and ProtocolError pass through to the caller,
         which knows whether this is a task or an inline call.
         """
         try:
-            value = self.fn(self.parse(arguments), ctx)
+            value = self.fn(args, ctx)
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.
                 value = self.output_model.model_validate(value)

@@ -20,6 +20,7 @@ from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
+from ..request_state import Carried
 from ..services import Services, server_info
 from ..tool_calls import create_task, fetched, open_state, resolve_tool, run_prepare, run_round
 from . import envelope
@@ -111,8 +112,9 @@ class Era2026(Era):
         }
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any]:
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
-        check_param_headers(call.headers, found.input_schema(), arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
+        check_param_headers(call.headers, found.input_schema(), request.arguments)
         declares = w.declares_tasks(params.meta or {})
         if found.task_support == "required" and not declares:
             raise RpcError(
@@ -120,8 +122,8 @@ class Era2026(Era):
                 f"Missing required client capability: tool {found.name} runs only as a task",
                 w.missing_capability_data(),
             )
-        answers = self._answers(params)
-        carried = open_state(self._s, call, found.name, arguments, params.requestState)
+        carried = open_state(self._s, call, request, params.requestState)
+        answers = self._answers(params, carried)
         meta = params.meta or {}
         declared = meta.get(w.META_CLIENT_CAPABILITIES)
         peer = Peer(
@@ -132,25 +134,22 @@ class Era2026(Era):
         )
         if declares and found.task_support != "forbidden":
             # Questions asked before the task exists are a plain input round (MRTR).
-            prepared = run_prepare(found, arguments, {**answers, **carried.answers}, peer)
+            prepared = run_prepare(request, answers, peer)
             if prepared.questions is not None:
                 return {"resultType": "input_required", "inputRequests": prepared.questions}
             record = create_task(
-                self._s,
-                call,
-                found,
-                arguments,
-                answers=prepared.carried,
-                client_capabilities=declared_view(declared),
+                self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
             )
             return w.create_task_result(record)
-        return run_round(self._s, call, found, arguments, answers, carried, peer)
+        return run_round(self._s, call, request, answers, carried, peer)
 
-    def _answers(self, params: ToolCall) -> dict[str, Any]:
-        """``inputResponses`` of a retried round: an object of answers, or -32602."""
+    def _answers(self, params: ToolCall, carried: Carried) -> dict[str, Any]:
+        """The answers of every round so far: this round's ``inputResponses`` (an object of
+        answers, or -32602) and those its ``requestState`` carries, within their bound
+        together (what the task inherits is some of them: checked here, once)."""
         if "inputResponses" in params.model_fields_set and params.inputResponses is None:
             raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        answers = params.inputResponses or {}
+        answers = {**(params.inputResponses or {}), **carried.answers}
         self._s.tasks.limits.check_answers(answers)
         return answers
 
