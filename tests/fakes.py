@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from taskgate.config import Settings
+from taskgate.config import EXAMPLE_TOOL_MODULES, Settings
 from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.limits import Limits
 from taskgate.domain.results import ResultStore
@@ -29,7 +29,7 @@ from taskgate.testing.memory import FakeClock, Memory
 from taskgate.tools.registry import ToolRegistry
 
 # The tools the unit tier serves: what a deployment can load, plus the test-only tools.
-TEST_TOOL_MODULES = ("taskgate_conformance", "taskgate_tools", "tests.fixture_tools")
+TEST_TOOL_MODULES = (*EXAMPLE_TOOL_MODULES.split(","), "tests.fixture_tools")
 
 
 def unit_settings(**overrides: Any) -> Settings:

@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from taskgate import wiring
+from taskgate.config import EXAMPLE_TOOL_MODULES
 from taskgate.http_app import create_app
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import EmbeddedAws
@@ -19,8 +20,10 @@ DEV_TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
     """Fresh moto account with the table, the real state machine and the in-process worker."""
-    for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "TOOL_MODULES", "AWS_ENDPOINT_URL"):
+    for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
+    # The examples and the fixtures the tests call (a deployment serves taskgate_tools).
+    monkeypatch.setenv("TOOL_MODULES", EXAMPLE_TOOL_MODULES)
     # Short streams keep the tests quick; resumption is what is under test.
     monkeypatch.setenv("STREAM_MAX_SECONDS", "1.5")
     runtime = EmbeddedAws().start()
