@@ -18,7 +18,6 @@ import pytest
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
-from taskgate.http_app import create_app
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
 from tests.fakes import World
@@ -52,7 +51,7 @@ def world() -> World:
 
 @pytest.fixture
 def http(world: World) -> Iterator[TestClient]:
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(app, base_url="http://localhost") as client:
         try:
             yield client

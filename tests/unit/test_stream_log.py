@@ -43,8 +43,8 @@ class _Settling:
 def _client(world: World) -> Iterator[Legacy]:
     app = create_app(
         lambda: _Settling(world),  # type: ignore[arg-type,return-value]
-        anonymous_owner="anonymous",
-        max_body_bytes=1_048_576,
+        anonymous_owner=world.settings.anonymous_owner,
+        max_body_bytes=world.settings.max_body_bytes,
     )
     with TestClient(app, base_url="http://localhost") as http:
         legacy = Legacy(http)
