@@ -273,7 +273,7 @@ def test_tasks_list_is_owner_scoped_and_paged(
     theirs = bob.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
         "task"
     ]["taskId"]
-    service = wiring.task_service()
+    service = wiring.root().tasks
     original = service.list
     monkeypatch.setattr(
         service, "list", lambda owner, cursor, limit=2, **kw: original(owner, cursor, limit, **kw)
@@ -346,7 +346,7 @@ def test_cancelling_a_plain_call_that_asked_cancels_its_hidden_task(legacy: Lega
     (task_id,) = [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]]
     message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     assert legacy.http.post("/mcp", json=message, headers=legacy.headers()).status_code == 202
-    assert wiring.store().get(task_id).status.value == "cancelled"  # type: ignore[union-attr]
+    assert wiring.root().store.get(task_id).status.value == "cancelled"  # type: ignore[union-attr]
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
     arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
     deadline = time.monotonic() + 10
@@ -386,9 +386,9 @@ def test_tasks_list_shows_the_task_just_created_while_the_owner_index_lags(
     consistent, so a task just created could be missing from the list while tasks/get found
     it. The session remembers its own newest tasks (an item attribute it already reads on
     every request), and the list reads those from the table itself."""
-    store = wiring.store()
-    lagging = _LaggingOwnerIndex(store._ddb)
-    monkeypatch.setattr(store, "_ddb", lagging)
+    store = wiring.root().store
+    lagging = _LaggingOwnerIndex(store._ddb)  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "_client", lambda: lagging)
     alice = Legacy(http, token="alice-token")
     alice.initialize()
     task_id = alice.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
@@ -410,7 +410,7 @@ def test_a_session_remembers_its_newest_tasks_in_its_item(aws: EmbeddedAws) -> N
     from taskgate.domain.sessions import Session
 
     ddb = boto3.client("dynamodb", region_name="us-east-1")
-    store = DynamoDBSessionStore(ddb, aws.table_name, now_ms)
+    store = DynamoDBSessionStore(lambda: ddb, aws.table_name, now_ms)
     expires = now_ms() + 60_000
     store.create_session(Session("new", "alice", "2025-11-25", expires))
     store.remember_task("new", "t1", 1)

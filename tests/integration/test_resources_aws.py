@@ -77,7 +77,8 @@ def test_a_large_result_is_read_in_parts_from_s3(small_responses: None, http: Te
 
 
 def test_subscriptions_live_in_the_table(aws: EmbeddedAws) -> None:
-    store = DynamoDBSessionStore(boto3.client("dynamodb", region_name="us-east-1"), aws.table_name, now_ms)
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    store = DynamoDBSessionStore(lambda: ddb, aws.table_name, now_ms)
     expires = now_ms() + 60_000
     bounds = {"expires_at_ms": expires, "limit": 2, "max_uri_bytes": 1000}
     store.create_session(Session("s1", "alice", "2025-11-25", expires))
@@ -119,7 +120,7 @@ def test_an_item_written_before_bytes_were_counted_is_counted_once(aws: Embedded
     """Sessions older than the byte bound have a subscriptions item without ``subsBytes``:
     the first subscribe counts what it holds, and the bound applies from there."""
     ddb = boto3.client("dynamodb", region_name="us-east-1")
-    store = DynamoDBSessionStore(ddb, aws.table_name, now_ms)
+    store = DynamoDBSessionStore(lambda: ddb, aws.table_name, now_ms)
     expires = now_ms() + 60_000
     entry = {"M": {"u": {"S": "a://" + "x" * 600}, "v": {"S": ""}}}
     ddb.put_item(

@@ -19,7 +19,6 @@ import pytest
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
-from taskgate.http_app import create_app
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
 from tests.asgi import exchange
@@ -49,12 +48,12 @@ def world() -> World:
     tools = ToolRegistry()
     tools.add(Tool("slow", "blocks until released", NoInput, _slow, task_support="forbidden"))
     tools.add(Tool("quick", "returns at once", NoInput, _quick))
-    return World(tools, inline_calls=INLINE)
+    return World(tools, max_inline_calls=INLINE)
 
 
 @pytest.fixture
 def http(world: World) -> Iterator[TestClient]:
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(app, base_url="http://localhost") as client:
         try:
             yield client
@@ -115,7 +114,7 @@ TOKENS = {"mallory-token": "mallory", "alice-token": "alice", "bob-token": "bob"
 def signed_in(world: World) -> Iterator[TestClient]:
     from taskgate.local.dev_auth import DevAuthMiddleware
 
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(DevAuthMiddleware(app, TOKENS), base_url="http://localhost") as client:
         try:
             yield client
@@ -164,7 +163,7 @@ def test_one_owner_cannot_take_every_slot(signed_in: TestClient, world: World) -
 
 def _plain_call_that_hangs_up(world: World, tool: str) -> int:
     """A plain call over ASGI whose client disconnects once the tool has started; its status."""
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     params = {"name": tool, "arguments": {}}
     body = json.dumps(envelope("tools/call", params, 1, tasks=False)).encode()
     messages = [{"type": "http.request", "body": body, "more_body": False}]

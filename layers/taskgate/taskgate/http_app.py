@@ -201,6 +201,4 @@ def create_app(
     ]
     if sign_in is None:
         return Starlette(routes=routes)
-    from .auth.resource import metadata_routes
-
-    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))
+    return sign_in.protect(routes)

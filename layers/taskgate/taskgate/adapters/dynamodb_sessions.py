@@ -8,37 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from ..domain.errors import ServiceUnavailable
+from ..domain.ports import Clock
 from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
-from .aws_errors import error_code, translating
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
-
-
-def _expires(ms: int) -> dict[str, str]:
-    return _n(-(-ms // 1000))
+from .aws_errors import translating
+from .dynamodb_items import conditional, expires_at, expires_at_ms, j, n, s
 
 
 class DynamoDBSessionStore:
-    def __init__(self, client: Any, table_name: str, clock: Any) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str, clock: Clock) -> None:
+        # A client factory, asked at every call (see DynamoDBTaskStore).
+        self._client = client
         self._table = table_name
         self._clock = clock
 
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
+
     def _live(self, item: dict[str, Any] | None) -> dict[str, Any] | None:
         # DynamoDB deletes expired items late; until then they are gone to us.
-        if item is None or int(item["expiresAt"]["N"]) * 1000 <= self._clock():
+        if item is None or expires_at_ms(item) <= self._clock():
             return None
         return item
 
@@ -47,14 +40,14 @@ class DynamoDBSessionStore:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"session#{session.session_id}"),
-                "kind": _s("session"),
-                "sessionOwner": _s(session.owner),
-                "protocolVersion": _s(session.protocol_version),
-                "expiresAt": _expires(session.expires_at_ms),
-                "recentTasks": {"M": {k: _n(v) for k, v in session.recent_tasks.items()}},
+                "taskId": s(f"session#{session.session_id}"),
+                "kind": s("session"),
+                "sessionOwner": s(session.owner),
+                "protocolVersion": s(session.protocol_version),
+                "expiresAt": expires_at(session.expires_at_ms),
+                "recentTasks": {"M": {k: n(v) for k, v in session.recent_tasks.items()}},
                 **(
-                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    {"clientCapabilities": j(session.capabilities)}
                     if session.capabilities is not None
                     else {}
                 ),
@@ -66,7 +59,7 @@ class DynamoDBSessionStore:
     def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"session#{session_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -75,7 +68,7 @@ class DynamoDBSessionStore:
             session_id=session_id,
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             capabilities=json.loads(item["clientCapabilities"]["S"])
             if "clientCapabilities" in item
             else None,
@@ -85,56 +78,48 @@ class DynamoDBSessionStore:
 
     @translating
     def delete_session(self, session_id: str) -> None:
-        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
 
-    @translating
     def set_log_level(self, session_id: str, level: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"session#{session_id}")},
-                UpdateExpression="SET logLevel = :level",
-                ConditionExpression="attribute_exists(taskId)",
-                ExpressionAttributeValues={":level": _s(level)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # A session that has gone keeps no level: nothing to write.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key={"taskId": s(f"session#{session_id}")},
+            UpdateExpression="SET logLevel = :level",
+            ConditionExpression="attribute_exists(taskId)",
+            ExpressionAttributeValues={":level": s(level)},
+        )
 
-    @translating
     def remember_task(
         self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
     ) -> None:
         names = {"#new": task_id, **{f"#f{i}": old for i, old in enumerate(forget) if old != task_id}}
         removes = [name for name in names if name != "#new"]
-        key = {"taskId": _s(f"session#{session_id}")}
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=key,
-                UpdateExpression="SET recentTasks.#new = :t"
-                + (" REMOVE " + ", ".join(f"recentTasks.{name}" for name in removes) if removes else ""),
-                ConditionExpression="attribute_exists(recentTasks)",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues={":t": _n(created_at_ms)},
-            )
+        key = {"taskId": s(f"session#{session_id}")}
+        noted = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks.#new = :t"
+            + (" REMOVE " + ", ".join(f"recentTasks.{name}" for name in removes) if removes else ""),
+            ConditionExpression="attribute_exists(recentTasks)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":t": n(created_at_ms)},
+        )
+        if noted is not None:
             return
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
-        try:
-            # A session opened before sessions remembered their tasks: start its list.
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=key,
-                UpdateExpression="SET recentTasks = :m",
-                ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(recentTasks)",
-                ExpressionAttributeValues={":m": {"M": {task_id: _n(created_at_ms)}}},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # A session opened before sessions remembered their tasks: start its list. Refused,
+        # the session has gone (or another request started the list): nothing to note.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks = :m",
+            ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(recentTasks)",
+            ExpressionAttributeValues={":m": {"M": {task_id: n(created_at_ms)}}},
+        )
 
     @translating
     def create_stream(self, stream: StreamState) -> None:
@@ -148,7 +133,7 @@ class DynamoDBSessionStore:
     def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"stream#{stream_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -158,39 +143,34 @@ class DynamoDBSessionStore:
             owner=item["streamOwner"]["S"],
             task_id=item["streamTaskId"]["S"],
             request_id=json.loads(item["requestId"]["S"]),
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
             hides_task=item.get("hidesTask", {}).get("BOOL", False),
         )
 
-    @translating
     def append_events(self, before: StreamState, after: StreamState) -> bool:
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=self._stream_item(after),
-                # Optimistic concurrency on the event count: two instances serving
-                # the same stream never both append event N.
-                ConditionExpression="eventCount = :n",
-                ExpressionAttributeValues={":n": _n(len(before.events))},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item=self._stream_item(after),
+            # Optimistic concurrency on the event count: two instances serving
+            # the same stream never both append event N.
+            ConditionExpression="eventCount = :n",
+            ExpressionAttributeValues={":n": n(len(before.events))},
+        )
+        return written is not None
 
     @translating
     def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"call#{key}"),
-                "kind": _s("call"),
-                "callTaskId": _s(task_id),
-                "expiresAt": _expires(expires_at_ms),
+                "taskId": s(f"call#{key}"),
+                "kind": s("call"),
+                "callTaskId": s(task_id),
+                "expiresAt": expires_at(expires_at_ms),
             },
         )
 
@@ -198,7 +178,7 @@ class DynamoDBSessionStore:
     def find_call(self, key: str) -> str | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"call#{key}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": s(f"call#{key}")}, ConsistentRead=True
             ).get("Item")
         )
         return item["callTaskId"]["S"] if item else None
@@ -207,7 +187,7 @@ class DynamoDBSessionStore:
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
 
     def _subs_key(self, session_id: str) -> dict[str, Any]:
-        return {"taskId": _s(f"subs#{session_id}")}
+        return {"taskId": s(f"subs#{session_id}")}
 
     @translating
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
@@ -231,7 +211,7 @@ class DynamoDBSessionStore:
     def subscribe(
         self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
     ) -> Subscribed:
-        entry = {"M": {"u": _s(uri), "v": _s(version)}}
+        entry = {"M": {"u": s(uri), "v": s(version)}}
         names = {"#k": _uri_key(uri)}
         cost = uri_bytes(uri)
         if cost > max_uri_bytes:
@@ -247,32 +227,30 @@ class DynamoDBSessionStore:
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues={
                     ":e": entry,
-                    ":x": _expires(expires_at_ms),
-                    ":b": _n(cost),
-                    ":limit": _n(limit),
-                    ":room": _n(max_uri_bytes - cost),
+                    ":x": expires_at(expires_at_ms),
+                    ":b": n(cost),
+                    ":limit": n(limit),
+                    ":room": n(max_uri_bytes - cost),
                 },
             ):
                 return Subscribed.YES
             # Refused: read what is there to see why, and act on it (conditionally again).
             item = self._subs_item(session_id)
             if item is None:
-                try:
-                    self._ddb.put_item(
-                        TableName=self._table,
-                        Item={
-                            **self._subs_key(session_id),
-                            "kind": _s("subscriptions"),
-                            "subs": {"M": {_uri_key(uri): entry}},
-                            "subsBytes": _n(cost),
-                            "expiresAt": _expires(expires_at_ms),
-                        },
-                        ConditionExpression="attribute_not_exists(taskId)",
-                    )
+                created = conditional(
+                    self._ddb.put_item,
+                    TableName=self._table,
+                    Item={
+                        **self._subs_key(session_id),
+                        "kind": s("subscriptions"),
+                        "subs": {"M": {_uri_key(uri): entry}},
+                        "subsBytes": n(cost),
+                        "expiresAt": expires_at(expires_at_ms),
+                    },
+                    ConditionExpression="attribute_not_exists(taskId)",
+                )
+                if created is not None:
                     return Subscribed.YES
-                except ClientError as exc:
-                    if error_code(exc) != "ConditionalCheckFailedException":
-                        raise
                 continue  # another request created the item first: add to it
             subs = item.get("subs", {}).get("M", {})
             if names["#k"] in subs:
@@ -282,7 +260,7 @@ class DynamoDBSessionStore:
                     UpdateExpression="SET subs.#k = :e, expiresAt = :x",
                     ConditionExpression="attribute_exists(subs.#k)",
                     ExpressionAttributeNames=names,
-                    ExpressionAttributeValues={":e": entry, ":x": _expires(expires_at_ms)},
+                    ExpressionAttributeValues={":e": entry, ":x": expires_at(expires_at_ms)},
                 ):
                     return Subscribed.YES
                 continue
@@ -293,7 +271,7 @@ class DynamoDBSessionStore:
                     session_id,
                     UpdateExpression="SET subsBytes = :t",
                     ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
-                    ExpressionAttributeValues={":t": _n(total)},
+                    ExpressionAttributeValues={":t": n(total)},
                 )
                 continue
             if len(subs) >= limit:
@@ -306,15 +284,11 @@ class DynamoDBSessionStore:
     def _update_subs(self, session_id: str, **update: Any) -> bool:
         """One conditional update of the session's subscriptions item; False when its
         condition refused it."""
-        try:
-            self._ddb.update_item(TableName=self._table, Key=self._subs_key(session_id), **update)
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        written = conditional(
+            self._ddb.update_item, TableName=self._table, Key=self._subs_key(session_id), **update
+        )
+        return written is not None
 
-    @translating
     def unsubscribe(self, session_id: str, uri: str) -> None:
         names = {"#k": _uri_key(uri)}
         if self._update_subs(
@@ -322,10 +296,11 @@ class DynamoDBSessionStore:
             UpdateExpression="REMOVE subs.#k ADD subsBytes :minus",
             ConditionExpression="attribute_exists(subs.#k) AND attribute_exists(subsBytes)",
             ExpressionAttributeNames=names,
-            ExpressionAttributeValues={":minus": _n(-uri_bytes(uri))},
+            ExpressionAttributeValues={":minus": n(-uri_bytes(uri))},
         ):
             return
-        # Not held, or an item that does not count its bytes (written before it did).
+        # Not held (nothing to remove), or an item that does not count its bytes (written
+        # before it did).
         self._update_subs(
             session_id,
             UpdateExpression="REMOVE subs.#k",
@@ -333,34 +308,29 @@ class DynamoDBSessionStore:
             ExpressionAttributeNames=names,
         )
 
-    @translating
     def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="SET subs.#k.v = :now",
-                ConditionExpression="subs.#k.v = :seen",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-                ExpressionAttributeValues={":now": _s(now), ":seen": _s(seen)},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        advanced = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=self._subs_key(session_id),
+            UpdateExpression="SET subs.#k.v = :now",
+            ConditionExpression="subs.#k.v = :seen",
+            ExpressionAttributeNames={"#k": _uri_key(uri)},
+            ExpressionAttributeValues={":now": s(now), ":seen": s(seen)},
+        )
+        return advanced is not None
 
     def _stream_item(self, stream: StreamState) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "taskId": _s(f"stream#{stream.stream_id}"),
-            "kind": _s("stream"),
-            "streamOwner": _s(stream.owner),
-            "streamTaskId": _s(stream.task_id),
-            "requestId": _s(json.dumps(stream.request_id)),
-            "expiresAt": _expires(stream.expires_at_ms),
-            "events": {"L": [_s(e) for e in stream.events]},
-            "eventCount": _n(len(stream.events)),
-            "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
+            "taskId": s(f"stream#{stream.stream_id}"),
+            "kind": s("stream"),
+            "streamOwner": s(stream.owner),
+            "streamTaskId": s(stream.task_id),
+            "requestId": j(stream.request_id),
+            "expiresAt": expires_at(stream.expires_at_ms),
+            "events": {"L": [s(e) for e in stream.events]},
+            "eventCount": n(len(stream.events)),
+            "emittedKeys": {"L": [s(k) for k in sorted(stream.emitted_keys)]},
             "done": {"BOOL": stream.done},
             "hidesTask": {"BOOL": stream.hides_task},
         }

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
@@ -15,7 +15,6 @@ from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore, call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
-from ...tools.registry import Tool
 from ..completion import CompletionMethods
 from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
@@ -24,24 +23,15 @@ from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
-from ..shared import (
-    Services,
-    create_task,
-    fetched,
-    inline_context,
-    resolve_tool,
-    run_inline,
-    server_info,
-)
+from ..services import Services, server_info
 from ..subscriptions import Subscriptions
+from ..tool_calls import ToolRequest, create_task, fetched, inline_context, resolve_tool, run_inline
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
 logger = logging.getLogger(__name__)
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
-# The session of the request being handled, as ``before`` found it (None: no session).
-_session: ContextVar[Session | None] = ContextVar("taskgate_2025_session", default=None)
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -98,10 +88,10 @@ class Era2025(Era):
 
     # -- sessions -------------------------------------------------------------
 
-    def before(self, call: Call) -> None:
-        _session.set(None)
-        if call.method != "initialize":
-            _session.set(self._check_session(call))
+    def before(self, call: Call) -> Call:
+        if call.method == "initialize":
+            return call
+        return dataclasses.replace(call, session=self._check_session(call))
 
     def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
         """A session id we never issued, that expired, or that is someone else's: 404.
@@ -123,7 +113,7 @@ class Era2025(Era):
         """The client of a tools/call as its session knows it: what it declared in
         initialize (nothing, without a session) and the level it set (every level, until
         it sets one)."""
-        session = _session.get()
+        session = call.session
         return Peer(
             capabilities=ClientCapabilities(session.capabilities if session else {}),
             notify=call.emit,
@@ -227,7 +217,7 @@ class Era2025(Era):
 
     def _set_level(self, call: Call, params: SetLevel) -> dict[str, Any]:
         """The session's log level: notifications/message below it are not sent."""
-        session = _session.get()
+        session = call.session
         if session is None:
             raise RpcError(INVALID_REQUEST, "logging/setLevel needs a session (Mcp-Session-Id)")
         self._sessions.set_log_level(session.session_id, params.level)
@@ -237,7 +227,8 @@ class Era2025(Era):
         return {"tools": [t.describe(with_task_support=True) for t in self._s.tools]}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
         peer = self._peer(call, params)
         # What a task keeps of them (None: not recorded, as for a session older than them).
         known = peer.capabilities.declared
@@ -250,20 +241,19 @@ class Era2025(Era):
             record = create_task(
                 self._s,
                 call,
-                found,
-                arguments,
+                request,
                 ttl_ms=params.task.ttl,
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
             )
-            self._remember_task(record)
+            self._remember_task(call, record)
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
         tool_ctx = inline_context(call, peer=peer)
-        result = run_inline(found, arguments, tool_ctx, self._s.inline)
+        result = run_inline(request, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, found, arguments, declared)
+            return self._ask_on_the_call_stream(call, params, request, declared)
         if tool_ctx.stream_closed and _accepts_sse(call):
             assert call.request is not None
             message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
@@ -275,8 +265,7 @@ class Era2025(Era):
         self,
         call: Call,
         params: ToolCall,
-        found: Tool,
-        arguments: dict[str, Any],
+        request: ToolRequest,
         declared: dict[str, Any] | None,
     ) -> HttpReply:
         """A plain call to a tool that asks. This era has no inline form of a question,
@@ -287,16 +276,15 @@ class Era2025(Era):
         client asked for a plain call, and clients that track tasks would try to match
         a task they never created. The tool runs again from the top in the task (asks
         replay)."""
-        if found.task_support == "forbidden" or not _accepts_sse(call):
-            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+        if request.tool.task_support == "forbidden" or not _accepts_sse(call):
+            raise RpcError(INVALID_PARAMS, f"Tool {request.name} needs input; call it as a task")
         assert call.request is not None
         # Checked before the task exists: a stream that cannot be kept must not orphan one.
         self._streams.check_request_id(call.request.id)
         record = create_task(
             self._s,
             call,
-            found,
-            arguments,
+            request,
             progress_token=params.progress_token(),
             client_capabilities=declared,
         )
@@ -327,10 +315,10 @@ class Era2025(Era):
         )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
-    def _remember_task(self, record: TaskRecord) -> None:
+    def _remember_task(self, call: Call, record: TaskRecord) -> None:
         """The session remembers the task it created, so that its tasks/list shows it at
         once (the owner index behind the list may lag a create by a moment)."""
-        session = _session.get()
+        session = call.session
         if session is None:
             return
         kept = sorted(session.recent_tasks, key=session.recent_tasks.__getitem__, reverse=True)
@@ -346,7 +334,7 @@ class Era2025(Era):
         if call.owner == self._s.anonymous_owner:
             raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
         position = self._cursors.open(params.cursor, call.owner) if params.cursor is not None else None
-        session = _session.get()
+        session = call.session
         # The newest tasks are the first page's: later pages come from the index alone.
         recent = session.recent_tasks if session is not None and position is None else None
         records, next_position = self._s.tasks.list(call.owner, position, recent=recent)
