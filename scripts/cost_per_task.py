@@ -357,7 +357,7 @@ def _release_when_done(clock: VirtualClock) -> None:
         _observer.active = True
         try:
             deadline = time.monotonic() + 30
-            while wiring.store().count_active("cost", 1) and time.monotonic() < deadline:
+            while wiring.root().store.count_active("cost", 1) and time.monotonic() < deadline:
                 time.sleep(0.02)
         finally:
             _observer.active = False
@@ -445,9 +445,9 @@ def _last_task() -> str:
 
     from taskgate import wiring
 
-    items = boto3.client("dynamodb", region_name="us-east-1").scan(TableName=wiring.settings().task_table)[
-        "Items"
-    ]
+    items = boto3.client("dynamodb", region_name="us-east-1").scan(
+        TableName=wiring.root().settings.task_table
+    )["Items"]
     (task,) = [i["taskId"]["S"] for i in items if "#" not in i["taskId"]["S"]]
     return task
 
@@ -521,7 +521,7 @@ def _wait_store(task_id: str) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            record = wiring.store().get(task_id)
+            record = wiring.root().store.get(task_id)
             if record is not None and record.status.terminal:
                 return
             time.sleep(0.02)
@@ -536,7 +536,7 @@ HOUR_SCENARIOS = ("polls tasks/get for an hour", "waits on tasks/result for an h
 def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     from taskgate import wiring
 
-    server = wiring.mcp_server()
+    server = wiring.root().server
     requests = 0
     held = 0.0
 
@@ -558,7 +558,7 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         # Waiting is done off the meter (store reads) so only the client's polls count.
         deadline = time.monotonic() + 30
         while True:
-            record = wiring.store().get(task_id)
+            record = wiring.root().store.get(task_id)
             assert record is not None
             if record.status.value in statuses:
                 return {}
@@ -610,7 +610,7 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         with paused(meter):
             states = _execution_states(runtime, task_id)
     invocations = states.count("RunTool")
-    record = wiring.store().get(task_id)
+    record = wiring.root().store.get(task_id)
     return {
         "scenario": name,
         "status": record.status.value if record else "?",

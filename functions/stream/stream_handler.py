@@ -14,23 +14,19 @@ from aws_lambda_powertools import Logger, Metrics
 
 from taskgate import wiring
 from taskgate.adapters import aws_clients
-from taskgate.http_app import create_app
 from taskgate.observability import attach_library_logs, audit_hook
 
 logger = Logger()
 metrics = Metrics()
 attach_library_logs(logger)
 
-_settings = wiring.settings().require("state_machine_arn")
-_server = wiring.build_mcp_server(audit=audit_hook(logger, metrics))
-app = create_app(
-    lambda: _server,
-    anonymous_owner=_settings.anonymous_owner,
-    max_body_bytes=_settings.max_body_bytes,
-    inline=True,
-    security=wiring.transport_security(),
-    sign_in=wiring.sign_in(),
-)
+# Validated at init: a misconfigured function fails its cold start, saying why.
+_root = wiring.root()
+_root.settings.require("state_machine_arn")
+_root.on_audit(audit_hook(logger, metrics))
+_built = (_root.server, _root.era2026, _root.tasks)
+# The body comes whole inside the event (Lambda's 6 MB payload): MaxBodyBytes is checked by the app.
+app = _root.app(inline=True)
 aws_clients.client("dynamodb")  # every request reads the table
 
 

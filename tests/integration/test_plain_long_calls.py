@@ -144,8 +144,8 @@ def test_the_call_key_and_its_tombstone_live_in_the_table(legacy: Legacy, aws: E
 
 
 def test_the_stores_writes_refuse_a_caller_who_hung_up(pieces: None, aws: EmbeddedAws) -> None:
-    tasks = wiring.task_service()
-    store = wiring.store()
+    tasks = wiring.root().tasks
+    store = wiring.root().store
     # A row with no execution behind it: only the writes under test touch it.
     now = int(time.time() * 1000)
     record = TaskRecord(
@@ -177,7 +177,7 @@ def test_the_stores_writes_refuse_a_caller_who_hung_up(pieces: None, aws: Embedd
     # The sweeper reads the watch from the index's rows and cancels a task nobody came back for.
     assert tasks.watch(record.task_id, 1)
     time.sleep(0.01)
-    report_of_sweep = wiring.sweeper().sweep()
+    report_of_sweep = wiring.root().sweeper.sweep()
     assert report_of_sweep.cancelled == {record.task_id: HUNG_UP}
     row = tasks.get("ann", record.task_id)
     assert row.status is TaskStatus.CANCELLED and row.status_message == HUNG_UP
@@ -191,7 +191,7 @@ def test_a_2026_plain_call_is_held_and_streamed_where_the_front_streams(
     monkeypatch.setenv("FRONT_STREAMING", "true")
     monkeypatch.setenv("FRONT_TIMEOUT_SECONDS", "900")
     wiring.reset()
-    app = create_app(wiring.mcp_server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = create_app(lambda: wiring.root().server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
     params = {"name": "slow_compute", "arguments": {"seconds": 12, "label": "held"}}
     body = envelope("tools/call", params, 1, tasks=False)
     body["params"]["_meta"]["progressToken"] = "h"
@@ -210,7 +210,7 @@ def test_a_2026_plain_call_is_held_and_streamed_where_the_front_streams(
 def test_a_call_key_is_claimed_once_until_it_expires(pieces: None, aws: EmbeddedAws) -> None:
     from taskgate.domain.calls import CallClaim
 
-    store = wiring.sessions()
+    store = wiring.root().sessions
     now = int(time.time() * 1000)
     assert store.claim_call("k1", "task-a", now + 60_000) is None
     # A second claim (a retry) finds the first; a cancel marks it and names its task.

@@ -51,6 +51,7 @@ def runtime(endpoint: str, tmp_path: pathlib.Path) -> Iterator[RuntimeApiEmulato
             "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "STREAM_MAX_SECONDS": "20",
+            "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
             # What template.yaml gives StreamFunction: the REST API streams for 15 minutes.
             "FRONT_STREAMING": "true",
             "FRONT_TIMEOUT_SECONDS": "900",

@@ -15,16 +15,11 @@ from taskgate.domain.ending import HUNG_UP
 from taskgate.domain.model import TaskStatus
 from taskgate.http_app import create_app
 from taskgate.protocol.plain_calls import CallPolicy, Plan, decide
+from taskgate.protocol.tool_calls import resolve_tool
 from tests.fakes import World
 from tests.mcp_client import Legacy, envelope, headers_for, parse_sse
 
 PROTOCOL_2026 = "2026-07-28"
-
-
-def _tool(world: World, name: str) -> Any:
-    found = world.tools.get(name)
-    assert found is not None
-    return found
 
 
 # -- the decision ---------------------------------------------------------------------------
@@ -110,10 +105,8 @@ def test_what_a_plain_call_becomes(
     sse: bool,
     plan: Plan,
 ) -> None:
-    assert (
-        decide(policy, _tool(world, tool), arguments, headers, resumable=resumable, accepts_sse=sse).plan
-        is plan
-    )
+    request = resolve_tool(world.root, tool, arguments)
+    assert decide(policy, request, headers, resumable=resumable, accepts_sse=sse).plan is plan
 
 
 # -- 2025-11-25: the call's own resumable stream --------------------------------------------
@@ -411,7 +404,7 @@ def test_2026_behind_a_buffering_front_gets_a_job_never_a_task(world: World) -> 
 
 
 def test_2026_with_handles_off_and_nothing_to_hold_the_call_is_told_how_to_use_tasks() -> None:
-    world = World(policy=CallPolicy(handles=False))
+    world = World(call_handles=False)
     reply = _plain_2026(world, "long_job", {"minutes": 0.5})
     assert reply.status == 400
     message = reply.body["error"]["message"]
@@ -420,7 +413,7 @@ def test_2026_with_handles_off_and_nothing_to_hold_the_call_is_told_how_to_use_t
 
 
 def test_2026_behind_a_streaming_front_is_held_and_streamed() -> None:
-    world = World(policy=CallPolicy(front_streaming=True, front_timeout_seconds=900))
+    world = World(front_streaming=True, front_timeout_seconds=900)
     reply = _plain_2026(world, "long_job", {"minutes": 0.5, "steps": 3})
     assert reply.stream is not None and reply.headers["content-type"] == "text/event-stream"
     events = [json.loads(e.split("data: ", 1)[1]) for e in reply.stream if e.startswith("event: message")]
@@ -437,7 +430,7 @@ def test_2026_behind_a_streaming_front_is_held_and_streamed() -> None:
 
 
 def test_2026_closing_a_held_call_cancels_its_work() -> None:
-    world = World(policy=CallPolicy(front_streaming=True, front_timeout_seconds=900))
+    world = World(front_streaming=True, front_timeout_seconds=900)
     reply = _plain_2026(world, "long_job", {"minutes": 0.5})
     assert reply.stream is not None
     (record,) = world.store.records.values()

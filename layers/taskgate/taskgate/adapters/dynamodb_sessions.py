@@ -8,36 +8,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from ..domain.calls import CallClaim
-from ..domain.sessions import Session, StreamState
-from .aws_errors import error_code, translating
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
-
-
-def _expires(ms: int) -> dict[str, str]:
-    return _n(-(-ms // 1000))
+from ..domain.errors import ServiceUnavailable
+from ..domain.ports import Clock
+from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
+from .aws_errors import translating
+from .dynamodb_items import conditional, expires_at, expires_at_ms, j, n, s
 
 
 class DynamoDBSessionStore:
-    def __init__(self, client: Any, table_name: str, clock: Any) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str, clock: Clock) -> None:
+        # A client factory, asked at every call (see DynamoDBTaskStore).
+        self._client = client
         self._table = table_name
         self._clock = clock
 
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
+
     def _live(self, item: dict[str, Any] | None) -> dict[str, Any] | None:
         # DynamoDB deletes expired items late; until then they are gone to us.
-        if item is None or int(item["expiresAt"]["N"]) * 1000 <= self._clock():
+        if item is None or expires_at_ms(item) <= self._clock():
             return None
         return item
 
@@ -46,13 +41,14 @@ class DynamoDBSessionStore:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"session#{session.session_id}"),
-                "kind": _s("session"),
-                "sessionOwner": _s(session.owner),
-                "protocolVersion": _s(session.protocol_version),
-                "expiresAt": _expires(session.expires_at_ms),
+                "taskId": s(f"session#{session.session_id}"),
+                "kind": s("session"),
+                "sessionOwner": s(session.owner),
+                "protocolVersion": s(session.protocol_version),
+                "expiresAt": expires_at(session.expires_at_ms),
+                "recentTasks": {"M": {k: n(v) for k, v in session.recent_tasks.items()}},
                 **(
-                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    {"clientCapabilities": j(session.capabilities)}
                     if session.capabilities is not None
                     else {}
                 ),
@@ -64,7 +60,7 @@ class DynamoDBSessionStore:
     def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"session#{session_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -73,46 +69,70 @@ class DynamoDBSessionStore:
             session_id=session_id,
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             capabilities=json.loads(item["clientCapabilities"]["S"])
             if "clientCapabilities" in item
             else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
+            recent_tasks={k: int(v["N"]) for k, v in item.get("recentTasks", {}).get("M", {}).items()},
             hidden_tasks=frozenset(item.get("hiddenTasks", {}).get("SS", [])),
         )
 
     @translating
     def delete_session(self, session_id: str) -> None:
-        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
 
-    @translating
     def add_hidden_task(self, session_id: str, task_id: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"session#{session_id}")},
-                UpdateExpression="ADD hiddenTasks :task",
-                ConditionExpression="attribute_exists(taskId)",
-                ExpressionAttributeValues={":task": {"SS": [task_id]}},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # A session that has gone keeps nothing: nothing to write.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key={"taskId": s(f"session#{session_id}")},
+            UpdateExpression="ADD hiddenTasks :task",
+            ConditionExpression="attribute_exists(taskId)",
+            ExpressionAttributeValues={":task": {"SS": [task_id]}},
+        )
 
-    @translating
     def set_log_level(self, session_id: str, level: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"session#{session_id}")},
-                UpdateExpression="SET logLevel = :level",
-                ConditionExpression="attribute_exists(taskId)",
-                ExpressionAttributeValues={":level": _s(level)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # A session that has gone keeps no level: nothing to write.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key={"taskId": s(f"session#{session_id}")},
+            UpdateExpression="SET logLevel = :level",
+            ConditionExpression="attribute_exists(taskId)",
+            ExpressionAttributeValues={":level": s(level)},
+        )
+
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        names = {"#new": task_id, **{f"#f{i}": old for i, old in enumerate(forget) if old != task_id}}
+        removes = [name for name in names if name != "#new"]
+        key = {"taskId": s(f"session#{session_id}")}
+        noted = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks.#new = :t"
+            + (" REMOVE " + ", ".join(f"recentTasks.{name}" for name in removes) if removes else ""),
+            ConditionExpression="attribute_exists(recentTasks)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":t": n(created_at_ms)},
+        )
+        if noted is not None:
+            return
+        # A session opened before sessions remembered their tasks: start its list. Refused,
+        # the session has gone (or another request started the list): nothing to note.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks = :m",
+            ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(recentTasks)",
+            ExpressionAttributeValues={":m": {"M": {task_id: n(created_at_ms)}}},
+        )
 
     @translating
     def create_stream(self, stream: StreamState) -> None:
@@ -126,7 +146,7 @@ class DynamoDBSessionStore:
     def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"stream#{stream_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -136,7 +156,7 @@ class DynamoDBSessionStore:
             owner=item["streamOwner"]["S"],
             task_id=item["streamTaskId"]["S"],
             request_id=json.loads(item["requestId"]["S"]),
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
@@ -145,27 +165,22 @@ class DynamoDBSessionStore:
             hand_over_at_ms=int(item["handOverAt"]["N"]) if "handOverAt" in item else None,
         )
 
-    @translating
     def append_events(self, before: StreamState, after: StreamState) -> bool:
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=self._stream_item(after),
-                # Optimistic concurrency on the event count: two instances serving
-                # the same stream never both append event N.
-                ConditionExpression="eventCount = :n",
-                ExpressionAttributeValues={":n": _n(len(before.events))},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item=self._stream_item(after),
+            # Optimistic concurrency on the event count: two instances serving
+            # the same stream never both append event N.
+            ConditionExpression="eventCount = :n",
+            ExpressionAttributeValues={":n": n(len(before.events))},
+        )
+        return written is not None
 
     # -- plain calls that became hidden tasks (domain/calls.py) -----------------------
 
     def _call_key(self, key: str) -> dict[str, Any]:
-        return {"taskId": _s(f"call#{key}")}
+        return {"taskId": s(f"call#{key}")}
 
     @staticmethod
     def _claim(item: dict[str, Any]) -> CallClaim:
@@ -174,31 +189,25 @@ class DynamoDBSessionStore:
             cancelled=item.get("cancelled", {}).get("BOOL", False),
         )
 
-    @translating
     def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item={
-                    **self._call_key(key),
-                    "kind": _s("call"),
-                    "callTaskId": _s(task_id),
-                    "expiresAt": _expires(expires_at_ms),
-                },
-                # An expired item (DynamoDB deletes late) is no claim any more.
-                ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",
-                ExpressionAttributeValues={":now": _expires(self._clock())},
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
-            old: Any = exc.response.get("Item")
-            if isinstance(old, dict):
-                return self._claim(old)
-            found = self.find_call(key)
-            return found if found is not None else CallClaim(None, cancelled=True)
-        return None
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item={
+                **self._call_key(key),
+                "kind": s("call"),
+                "callTaskId": s(task_id),
+                "expiresAt": expires_at(expires_at_ms),
+            },
+            # An expired item (DynamoDB deletes late) is no claim any more.
+            ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",
+            ExpressionAttributeValues={":now": expires_at(self._clock())},
+        )
+        if written is not None:
+            return None
+        found = self.find_call(key)
+        # Claimed by another (found), or a tombstone that expired just now: either way not ours.
+        return found if found is not None else CallClaim(None, cancelled=True)
 
     @translating
     def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
@@ -210,8 +219,8 @@ class DynamoDBSessionStore:
             UpdateExpression="SET cancelled = :yes, kind = :call, expiresAt = if_not_exists(expiresAt, :exp)",
             ExpressionAttributeValues={
                 ":yes": {"BOOL": True},
-                ":call": _s("call"),
-                ":exp": _expires(expires_at_ms),
+                ":call": s("call"),
+                ":exp": expires_at(expires_at_ms),
             },
             ReturnValues="ALL_NEW",
         )["Attributes"]
@@ -230,7 +239,7 @@ class DynamoDBSessionStore:
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
 
     def _subs_key(self, session_id: str) -> dict[str, Any]:
-        return {"taskId": _s(f"subs#{session_id}")}
+        return {"taskId": s(f"subs#{session_id}")}
 
     @translating
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
@@ -244,96 +253,143 @@ class DynamoDBSessionStore:
         entries = item.get("subs", {}).get("M", {}).values()
         return {e["M"]["u"]["S"]: e["M"]["v"]["S"] for e in entries}
 
+    def _subs_item(self, session_id: str) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._ddb.get_item(
+            TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+        ).get("Item")
+        return item
+
     @translating
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
-        entry = {"M": {"u": _s(uri), "v": _s(version)}}
-        for _ in range(3):
-            try:
-                self._ddb.update_item(
-                    TableName=self._table,
-                    Key=self._subs_key(session_id),
-                    UpdateExpression="SET subs.#k = :e, expiresAt = :x",
-                    ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
-                    ExpressionAttributeNames={"#k": _uri_key(uri)},
-                    ExpressionAttributeValues={
-                        ":e": entry,
-                        ":x": _expires(expires_at_ms),
-                        ":limit": _n(limit),
-                    },
-                )
-                return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
-            if self.subscriptions(session_id):
-                return False  # the item exists, so the limit refused it
-            try:
-                self._ddb.put_item(
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
+        entry = {"M": {"u": s(uri), "v": s(version)}}
+        names = {"#k": _uri_key(uri)}
+        cost = uri_bytes(uri)
+        if cost > max_uri_bytes:
+            return Subscribed.TOO_LARGE
+        for _ in range(4):
+            # The common case in one write: a new URI, within both bounds. ``subsBytes``
+            # counts the URIs' bytes, so the condition can check the budget.
+            if self._update_subs(
+                session_id,
+                UpdateExpression="SET subs.#k = :e, expiresAt = :x ADD subsBytes :b",
+                ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subs.#k)"
+                " AND size(subs) < :limit AND subsBytes <= :room",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={
+                    ":e": entry,
+                    ":x": expires_at(expires_at_ms),
+                    ":b": n(cost),
+                    ":limit": n(limit),
+                    ":room": n(max_uri_bytes - cost),
+                },
+            ):
+                return Subscribed.YES
+            # Refused: read what is there to see why, and act on it (conditionally again).
+            item = self._subs_item(session_id)
+            if item is None:
+                created = conditional(
+                    self._ddb.put_item,
                     TableName=self._table,
                     Item={
                         **self._subs_key(session_id),
-                        "kind": _s("subscriptions"),
+                        "kind": s("subscriptions"),
                         "subs": {"M": {_uri_key(uri): entry}},
-                        "expiresAt": _expires(expires_at_ms),
+                        "subsBytes": n(cost),
+                        "expiresAt": expires_at(expires_at_ms),
                     },
                     ConditionExpression="attribute_not_exists(taskId)",
                 )
-                return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
-            # Another request created the item first: add to it.
-        return False
+                if created is not None:
+                    return Subscribed.YES
+                continue  # another request created the item first: add to it
+            subs = item.get("subs", {}).get("M", {})
+            if names["#k"] in subs:
+                # Held already: a refresh, which adds nothing to either bound.
+                if self._update_subs(
+                    session_id,
+                    UpdateExpression="SET subs.#k = :e, expiresAt = :x",
+                    ConditionExpression="attribute_exists(subs.#k)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues={":e": entry, ":x": expires_at(expires_at_ms)},
+                ):
+                    return Subscribed.YES
+                continue
+            if "subsBytes" not in item:
+                # Written before subscriptions counted their bytes: count them once.
+                total = sum(uri_bytes(e["M"]["u"]["S"]) for e in subs.values())
+                self._update_subs(
+                    session_id,
+                    UpdateExpression="SET subsBytes = :t",
+                    ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+                    ExpressionAttributeValues={":t": n(total)},
+                )
+                continue
+            if len(subs) >= limit:
+                return Subscribed.TOO_MANY
+            if int(item["subsBytes"]["N"]) + cost > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+            # Room now: another request unsubscribed between the write and the read.
+        raise ServiceUnavailable("the session's subscriptions kept changing; please retry")
 
-    @translating
+    def _update_subs(self, session_id: str, **update: Any) -> bool:
+        """One conditional update of the session's subscriptions item; False when its
+        condition refused it."""
+        written = conditional(
+            self._ddb.update_item, TableName=self._table, Key=self._subs_key(session_id), **update
+        )
+        return written is not None
+
     def unsubscribe(self, session_id: str, uri: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="REMOVE subs.#k",
-                ConditionExpression="attribute_exists(subs)",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        names = {"#k": _uri_key(uri)}
+        if self._update_subs(
+            session_id,
+            UpdateExpression="REMOVE subs.#k ADD subsBytes :minus",
+            ConditionExpression="attribute_exists(subs.#k) AND attribute_exists(subsBytes)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":minus": n(-uri_bytes(uri))},
+        ):
+            return
+        # Not held (nothing to remove), or an item that does not count its bytes (written
+        # before it did).
+        self._update_subs(
+            session_id,
+            UpdateExpression="REMOVE subs.#k",
+            ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+            ExpressionAttributeNames=names,
+        )
 
-    @translating
     def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="SET subs.#k.v = :now",
-                ConditionExpression="subs.#k.v = :seen",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-                ExpressionAttributeValues={":now": _s(now), ":seen": _s(seen)},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        advanced = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=self._subs_key(session_id),
+            UpdateExpression="SET subs.#k.v = :now",
+            ConditionExpression="subs.#k.v = :seen",
+            ExpressionAttributeNames={"#k": _uri_key(uri)},
+            ExpressionAttributeValues={":now": s(now), ":seen": s(seen)},
+        )
+        return advanced is not None
 
     def _stream_item(self, stream: StreamState) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "taskId": _s(f"stream#{stream.stream_id}"),
-            "kind": _s("stream"),
-            "streamOwner": _s(stream.owner),
-            "streamTaskId": _s(stream.task_id),
-            "requestId": _s(json.dumps(stream.request_id)),
-            "expiresAt": _expires(stream.expires_at_ms),
-            "events": {"L": [_s(e) for e in stream.events]},
-            "eventCount": _n(len(stream.events)),
-            "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
+            "taskId": s(f"stream#{stream.stream_id}"),
+            "kind": s("stream"),
+            "streamOwner": s(stream.owner),
+            "streamTaskId": s(stream.task_id),
+            "requestId": j(stream.request_id),
+            "expiresAt": expires_at(stream.expires_at_ms),
+            "events": {"L": [s(e) for e in stream.events]},
+            "eventCount": n(len(stream.events)),
+            "emittedKeys": {"L": [s(k) for k in sorted(stream.emitted_keys)]},
             "done": {"BOOL": stream.done},
             "hidesTask": {"BOOL": stream.hides_task},
         }
         if stream.watch_ms is not None:
-            item["watchMs"] = _n(stream.watch_ms)
+            item["watchMs"] = n(stream.watch_ms)
         if stream.hand_over_at_ms is not None:
-            item["handOverAt"] = _n(stream.hand_over_at_ms)
+            item["handOverAt"] = n(stream.hand_over_at_ms)
         return item
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,7 @@ class TaskService:
         owner: str,
         tool: str,
         arguments: dict[str, Any],
+        arguments_bytes: int | None = None,
         requested_ttl_ms: int | None = None,
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
@@ -76,13 +78,18 @@ class TaskService:
         log_level: str | None = None,
         watch_ms: int | None = None,
     ) -> TaskRecord:
-        """``task_id``: the id a plain call claimed for its hidden task (domain/calls.py);
+        """A new task, durable before its execution starts. ``arguments_bytes``: their size
+        as the caller measured it when it checked the request (the arguments and the answers
+        the task inherits) against ``limits``, once; without it, they are checked here.
+        ``task_id``: the id a plain call claimed for its hidden task (domain/calls.py);
         ``log_level``: the least severe log line kept for the caller; ``watch_ms``: the
         caller must come back within this (TaskRecord.watched_until_ms)."""
-        self.limits.check_arguments(arguments)
-        # Answers carried by the call (2026: a tools/call's inputResponses) and the
-        # progress token are kept in the row for the task's life.
-        self.limits.check_answers(input_responses or {})
+        if arguments_bytes is None:
+            arguments_bytes = self.limits.check_arguments(arguments)
+            # Answers carried by the call (2026: a tools/call's inputResponses) are kept
+            # in the row for the task's life.
+            self.limits.check_answers(input_responses or {})
+        # So is the progress token.
         self.limits.check_stored_id("progressToken", progress_token)
         limit = self.limits.max_active_per_owner
         # Counted on the sparse active index, which is eventually consistent: a burst of
@@ -110,7 +117,7 @@ class TaskService:
             log_level=log_level,
             watched_until_ms=now + watch_ms if watch_ms is not None else None,
         )
-        self.limits.check_row(record)
+        self.limits.check_row(record, arguments_bytes=arguments_bytes)
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)
         try:
@@ -142,12 +149,32 @@ class TaskService:
         one response is read this way); None when there is no such part."""
         return self._results.read_part(self.get(owner, task_id), part)
 
-    def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, newest first; expired rows are skipped like missing ones."""
+    def list(
+        self, owner: str, cursor: str | None, limit: int = 50, *, recent: Mapping[str, int] | None = None
+    ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, newest first; expired rows are skipped like missing ones.
+
+        ``recent`` (first page only): tasks the caller knows it just created (id ->
+        createdAt ms). The store lists from an index that may lag a create by a moment
+        (DynamoDB's owner index is eventually consistent); each of these missing from the
+        page although it belongs there is read from the table itself (strongly consistent)
+        and put in its place."""
         try:
             records, next_cursor = self._store.list_for_owner(owner, limit=limit, cursor=cursor)
         except ValueError as exc:
             raise InvalidCursor(str(exc)) from exc
+        listed = {r.task_id for r in records}
+        # Newer than the page's oldest (or any, on the last page): it belongs on this page.
+        floor = records[-1].created_at_ms if records and next_cursor else None
+        missing = [
+            task_id
+            for task_id, created in (recent or {}).items()
+            if task_id not in listed and (floor is None or created >= floor)
+        ]
+        if missing:
+            records = sorted(
+                [*records, *self._store.get_many(missing[:100])], key=lambda r: r.created_at_ms, reverse=True
+            )
         now = self._clock()
         return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 
@@ -229,7 +256,3 @@ class TaskService:
         except TransitionRejected:
             return False
         return True
-
-    def fail_stale(self, record: TaskRecord, reason: str) -> bool:
-        """Fail a task whose execution is gone or past its deadline (the sweeper)."""
-        return self._ender.fail(record, reason)

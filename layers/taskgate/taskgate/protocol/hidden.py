@@ -6,16 +6,15 @@ from typing import Any
 
 from ..domain.calls import Started
 from ..domain.model import TaskRecord
-from ..tools.registry import Tool
 from .era import Call
-from .shared import Services, create_task
+from .services import Services
+from .tool_calls import ToolRequest, create_task
 
 
 def start_hidden(
     services: Services,
     call: Call,
-    found: Tool,
-    arguments: dict[str, Any],
+    request: ToolRequest,
     key: str,
     *,
     remember_ms: int | None = None,
@@ -25,6 +24,6 @@ def start_hidden(
     first time and found again by a retry of the same call (within ``remember_ms``)."""
 
     def new(task_id: str) -> TaskRecord:
-        return create_task(services, call, found, arguments, task_id=task_id, **create)
+        return create_task(services, call, request, task_id=task_id, **create)
 
-    return services.plain_calls().start(call.owner, key, new, remember_ms=remember_ms)
+    return services.plain_calls.start(call.owner, key, new, remember_ms=remember_ms)

@@ -26,9 +26,12 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..tools.registry import Tool
+
+if TYPE_CHECKING:
+    from .tool_calls import ToolRequest
 
 # The header a client (or its user, in the host's server configuration) sets to say how
 # long it waits for a plain call; 0 means "hand me a job at once".
@@ -94,16 +97,16 @@ def client_wait(policy: CallPolicy, headers: Mapping[str, str]) -> float:
 
 def decide(
     policy: CallPolicy,
-    tool: Tool,
-    arguments: dict[str, Any],
+    request: ToolRequest,
     headers: Mapping[str, str],
     *,
     resumable: bool,
     accepts_sse: bool,
 ) -> Decision:
-    """What a plain call of ``tool`` becomes. ``resumable``: the era has resumable streams
-    (2025-11-25); ``accepts_sse``: the request accepts an SSE response."""
-    expected = tool.expected_for(arguments)
+    """What a plain call of ``request`` becomes. ``resumable``: the era has resumable
+    streams (2025-11-25); ``accepts_sse``: the request accepts an SSE response."""
+    tool = request.tool
+    expected = tool.expected_for(request.args)
     if expected is None or expected <= policy.inline_max_seconds or tool.task_support == "forbidden":
         return Decision(Plan.INLINE, expected)
     wait = client_wait(policy, headers)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import inspect
-import threading
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,8 +40,6 @@ def to_call_tool_result(value: Any) -> dict[str, Any]:
             "isError": False,
         }
     if isinstance(value, dict):
-        import json
-
         return {
             "content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False)}],
             "structuredContent": value,
@@ -75,8 +72,11 @@ class Tool:
     fn: ToolFn
     task_support: TaskSupport = "optional"
     title: str | None = None
-    # Runs inline before a task is created; questions it asks are answered in a
-    # plain input-required round of tools/call, and the task inherits the answers.
+    # Questions the tool asks before its body runs. Where a task can be preceded by a
+    # plain input-required round of tools/call (2026-07-28), it runs there first and the
+    # task inherits the answers; wherever the tool runs (a task's step, a plain call) it
+    # runs again before the body, so its questions are asked where no such round exists
+    # (a 2025-11-25 task) and answered ones pass at once. It should only ask.
     prepare: PrepareFn | None = None
     # A hand-written JSON Schema to advertise instead of the model's; the model
     # still validates the arguments.
@@ -90,12 +90,13 @@ class Tool:
     # task (protocol/plain_calls.py); None: a quick tool, always run inline.
     expected_seconds: float | Callable[[Any], float] | None = None
 
-    def expected_for(self, arguments: dict[str, Any]) -> float | None:
-        """How long a call with ``arguments`` is expected to run; None when not declared."""
+    def expected_for(self, args: BaseModel) -> float | None:
+        """How long a call with ``args`` (its parsed arguments) is expected to run; None
+        when not declared."""
         if self.expected_seconds is None:
             return None
         if callable(self.expected_seconds):
-            return float(self.expected_seconds(self.parse(arguments)))
+            return float(self.expected_seconds(args))
         return float(self.expected_seconds)
 
     def output_schema(self) -> dict[str, Any] | None:
@@ -129,13 +130,20 @@ class Tool:
         return self.input_model.model_validate(arguments)
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        """Run to a CallToolResult; ToolError becomes ``isError: true``.
+        """``call`` with ``arguments`` as stored (a task's step parses them again)."""
+        return self.call(self.parse(arguments), ctx)
+
+    def call(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        """Run on arguments already parsed, to a CallToolResult; ToolError becomes
+        ``isError: true``.
 
         InputNeeded, TaskCancelled and ProtocolError pass through to the caller,
         which knows whether this is a task or an inline call.
         """
         try:
-            value = self.fn(self.parse(arguments), ctx)
+            if self.prepare is not None:
+                self.prepare(args, ctx)
+            value = self.fn(args, ctx)
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.
                 value = self.output_model.model_validate(value)
@@ -147,10 +155,6 @@ class Tool:
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
-        # Modules named by ``defer``, imported by the first look at the tools.
-        self._pending: list[str] = []
-        self._lock = threading.RLock()
-        self._loading = False
 
     def add(self, t: Tool) -> None:
         if t.name in self._tools and self._tools[t.name].fn is not t.fn:
@@ -158,53 +162,21 @@ class ToolRegistry:
         self._tools[t.name] = t
 
     def get(self, name: str) -> Tool | None:
-        self._load_pending()
         return self._tools.get(name)
 
     def __iter__(self) -> Any:
-        self._load_pending()
         # Registration order: deployers list their tools the way they want them shown.
         return iter(list(self._tools.values()))
 
     def __len__(self) -> int:
-        self._load_pending()
         return len(self._tools)
 
     def load(self, modules: Iterable[str]) -> ToolRegistry:
+        """Import ``modules``, whose decorators register their tools (here, for the
+        module-level ``registry``)."""
         for module in modules:
             importlib.import_module(module)
         return self
-
-    def defer(self, modules: Iterable[str]) -> ToolRegistry:
-        """``load``, on the first ``get``, iteration or ``len`` instead of now.
-
-        A tool module defines pydantic models, whose schemas are built as the class
-        is: the API function's cold start would pay for every tool's model on a
-        request that runs none (``tasks/get``). A module that does not exist still
-        fails now, so a misspelt ``TOOL_MODULES`` fails the cold start, saying which.
-        """
-        names = list(modules)
-        missing = [m for m in names if importlib.util.find_spec(m) is None]
-        if missing:
-            raise ModuleNotFoundError(f"tool modules not found: {', '.join(missing)}")
-        with self._lock:
-            self._pending.extend(names)
-        return self
-
-    def _load_pending(self) -> None:
-        if not self._pending:
-            return
-        # Other threads wait for the whole import; the importing thread itself (a tool
-        # module that looks at the registry) sees what is registered so far.
-        with self._lock:
-            if not self._pending or self._loading:
-                return
-            self._loading = True
-            try:
-                self.load(self._pending)  # a failure leaves them pending: the next look fails the same way
-                self._pending = []
-            finally:
-                self._loading = False
 
 
 registry = ToolRegistry()

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import uuid
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.calls import Started, call_key
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
+from ...domain.model import TaskRecord
 from ...domain.ports import Clock
-from ...domain.sessions import Session, SessionStore
-from ...tools.context import ToolContext
+from ...domain.sessions import RECENT_TASKS, Session, SessionStore
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
-from ...tools.registry import Tool
 from ..completion import CompletionMethods
+from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
 from ..hidden import start_hidden
@@ -27,24 +28,24 @@ from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRe
 from ..plain_calls import Plan, decide, refusal
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
-from ..shared import (
-    Services,
+from ..services import Services, server_info
+from ..subscriptions import Subscriptions
+from ..tool_calls import (
+    ToolRequest,
     create_task,
     fetched,
+    inline_context,
     jobs_listed,
     listed_tools,
     resolve_tool,
     run_inline,
-    run_prepare,
-    server_info,
 )
-from ..subscriptions import Subscriptions
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
+logger = logging.getLogger(__name__)
+
 _2026_VERSIONS = frozenset({"2026-07-28"})
-# The session of the request being handled, as ``before`` found it (None: no session).
-_session: ContextVar[Session | None] = ContextVar("taskgate_2025_session", default=None)
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -75,6 +76,7 @@ class Era2025(Era):
         self._session_ttl_ms = session_ttl_ms
         resources = ResourceMethods(services, not_found_code=RESOURCE_NOT_FOUND, hints=False)
         self._subscriptions = Subscriptions(resources, sessions)
+        self._cursors = Cursors(services.request_states)
         super().__init__(
             MethodRegistry(
                 [
@@ -100,10 +102,10 @@ class Era2025(Era):
 
     # -- sessions -------------------------------------------------------------
 
-    def before(self, call: Call) -> None:
-        _session.set(None)
-        if call.method != "initialize":
-            _session.set(self._check_session(call))
+    def before(self, call: Call) -> Call:
+        if call.method == "initialize":
+            return call
+        return dataclasses.replace(call, session=self._check_session(call))
 
     def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
         """A session id we never issued, that expired, or that is someone else's: 404.
@@ -125,7 +127,7 @@ class Era2025(Era):
         """The client of a tools/call as its session knows it: what it declared in
         initialize (nothing, without a session) and the level it set (every level, until
         it sets one)."""
-        session = _session.get()
+        session = call.session
         return Peer(
             capabilities=ClientCapabilities(session.capabilities if session else {}),
             notify=call.emit,
@@ -167,8 +169,7 @@ class Era2025(Era):
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
-        _session.set(self._check_session(call, consistent=False))
-        session = _session.get()
+        session = self._check_session(call, consistent=False)
         log_level = (session.log_level if session else None) or LOG_LEVELS[0]
         stream = self._streams.resume(
             call.owner, last_event_id, self._subscriptions.notices(call), log_level=log_level
@@ -192,7 +193,7 @@ class Era2025(Era):
             return  # no call with such an id was ever kept
         key = call_key(call.owner, call.headers.get("mcp-session-id"), request_id)
         try:
-            task_id = self._s.plain_calls().cancel(call.owner, key)
+            task_id = self._s.plain_calls.cancel(call.owner, key)
         except TaskgateError:
             return  # a notification has no reply; the task's own status tells the rest
         if task_id is not None:
@@ -252,7 +253,7 @@ class Era2025(Era):
 
     def _set_level(self, call: Call, params: SetLevel) -> dict[str, Any]:
         """The session's log level: notifications/message below it are not sent."""
-        session = _session.get()
+        session = call.session
         if session is None:
             raise RpcError(INVALID_REQUEST, "logging/setLevel needs a session (Mcp-Session-Id)")
         self._sessions.set_log_level(session.session_id, params.level)
@@ -264,7 +265,8 @@ class Era2025(Era):
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
         if JobTools.owns(params.name) and jobs_listed(self._s):
             return JobTools(self._s.tasks).call(call.owner, params.name, params.arguments)
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
         peer = self._peer(call, params)
         # What a task keeps of them (None: not recorded, as for a session older than them).
         known = peer.capabilities.declared
@@ -272,38 +274,34 @@ class Era2025(Era):
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            if run_prepare(found, arguments, {}, peer).questions is not None:
-                raise RpcError(
-                    INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
-                )
+            # This revision has no input round before a task exists: what the tool's
+            # ``prepare`` asks, the task asks (input_required, on the tasks/result stream).
             record = create_task(
                 self._s,
                 call,
-                found,
-                arguments,
+                request,
                 ttl_ms=params.task.ttl,
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
             )
+            self._remember_task(call, record)
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
         decision = decide(
-            self._s.policy, found, arguments, call.headers, resumable=True, accepts_sse=_accepts_sse(call)
+            self._s.policy, request, call.headers, resumable=True, accepts_sse=_accepts_sse(call)
         )
         if decision.plan is Plan.HANDLE:
-            started = self._start_hidden(call, params, found, arguments, declared, peer, watch=False)
+            started = self._start_hidden(call, params, request, declared, peer, watch=False)
             return handed(started.record, decision.expected)
         if decision.plan is Plan.REFUSE:
             raise RpcError(INVALID_PARAMS, refusal(found, decision, self._s.policy))
         if decision.plan is Plan.STREAM:
-            return self._stream_hidden(
-                call, params, found, arguments, declared, peer, decision.hand_over_after_ms
-            )
-        tool_ctx = ToolContext(peer=peer, owner=call.owner)
-        result = run_inline(found, arguments, tool_ctx, self._s.inline)
+            return self._stream_hidden(call, params, request, declared, peer, decision.hand_over_after_ms)
+        tool_ctx = inline_context(call, peer=peer)
+        result = run_inline(request, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, found, arguments, declared, peer)
+            return self._ask_on_the_call_stream(call, params, request, declared, peer)
         if tool_ctx.stream_closed and _accepts_sse(call):
             assert call.request is not None
             message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
@@ -315,8 +313,7 @@ class Era2025(Era):
         self,
         call: Call,
         params: ToolCall,
-        found: Tool,
-        arguments: dict[str, Any],
+        request: ToolRequest,
         declared: dict[str, Any] | None,
         peer: Peer,
     ) -> HttpReply:
@@ -328,16 +325,15 @@ class Era2025(Era):
         client asked for a plain call, and clients that track tasks would try to match
         a task they never created. The tool runs again from the top in the task (asks
         replay)."""
-        if found.task_support == "forbidden" or not _accepts_sse(call):
-            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
-        return self._stream_hidden(call, params, found, arguments, declared, peer, hand_over_after_ms=None)
+        if request.tool.task_support == "forbidden" or not _accepts_sse(call):
+            raise RpcError(INVALID_PARAMS, f"Tool {request.name} needs input; call it as a task")
+        return self._stream_hidden(call, params, request, declared, peer, hand_over_after_ms=None)
 
     def _start_hidden(
         self,
         call: Call,
         params: ToolCall,
-        found: Tool,
-        arguments: dict[str, Any],
+        request: ToolRequest,
         declared: dict[str, Any] | None,
         peer: Peer,
         *,
@@ -347,8 +343,7 @@ class Era2025(Era):
         return start_hidden(
             self._s,
             call,
-            found,
-            arguments,
+            request,
             call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id),
             progress_token=params.progress_token(),
             client_capabilities=declared,
@@ -360,8 +355,7 @@ class Era2025(Era):
         self,
         call: Call,
         params: ToolCall,
-        found: Tool,
-        arguments: dict[str, Any],
+        request: ToolRequest,
         declared: dict[str, Any] | None,
         peer: Peer,
         hand_over_after_ms: int | None,
@@ -371,9 +365,9 @@ class Era2025(Era):
         assert call.request is not None
         # Checked before the task exists: a stream that cannot be kept must not orphan one.
         self._streams.check_request_id(call.request.id)
-        started = self._start_hidden(call, params, found, arguments, declared, peer, watch=True)
+        started = self._start_hidden(call, params, request, declared, peer, watch=True)
         record = started.record
-        session = _session.get()
+        session = call.session
         if session is not None and not started.again:
             self._sessions.add_hidden_task(session.session_id, record.task_id)
         try:
@@ -410,13 +404,32 @@ class Era2025(Era):
         )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
+    def _remember_task(self, call: Call, record: TaskRecord) -> None:
+        """The session remembers the task it created, so that its tasks/list shows it at
+        once (the owner index behind the list may lag a create by a moment)."""
+        session = call.session
+        if session is None:
+            return
+        kept = sorted(session.recent_tasks, key=session.recent_tasks.__getitem__, reverse=True)
+        try:
+            self._sessions.remember_task(
+                session.session_id, record.task_id, record.created_at_ms, forget=kept[RECENT_TASKS - 1 :]
+            )
+        except TaskgateError:
+            # The task exists and the client has its id; only an instant listing is lost.
+            logger.warning("could not note task %s in its session", record.task_id, exc_info=True)
+
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:
         if call.owner == self._s.anonymous_owner:
             raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
-        records, next_cursor = self._s.tasks.list(call.owner, params.cursor)
+        position = self._cursors.open(params.cursor, call.owner) if params.cursor is not None else None
+        session = call.session
+        # The newest tasks are the first page's: later pages come from the index alone.
+        recent = session.recent_tasks if session is not None and position is None else None
+        records, next_position = self._s.tasks.list(call.owner, position, recent=recent)
         result: dict[str, Any] = {"tasks": [w.task_fields(r) for r in records]}
-        if next_cursor:
-            result["nextCursor"] = next_cursor
+        if next_position:
+            result["nextCursor"] = self._cursors.seal(next_position, call.owner)
         return result
 
     def _tasks_cancel(self, call: Call, params: TaskRef) -> dict[str, Any]:

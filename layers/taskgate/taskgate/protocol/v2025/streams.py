@@ -47,7 +47,7 @@ from ...domain.model import TaskRecord, TaskStatus
 from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
-from ..shared import InlineSlots
+from ..services import InlineSlots
 from ..task_events import Cursor, news
 from . import wire as w
 
@@ -369,7 +369,7 @@ class ResultStreams:
                 # Nothing due within this stream's budget: the client reconnects
                 # after ``retry`` (the task's pollInterval) and this instance is free.
                 return
-            with self._slots.held() as waiting:
+            with self._slots.held(state.owner) as waiting:
                 if not waiting:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)

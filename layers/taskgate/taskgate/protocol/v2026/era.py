@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ...codes import (
@@ -17,9 +17,7 @@ from ...codes import (
 from ...domain.calls import STATELESS_RETRY_MS, stateless_call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
-from ...tools.registry import Tool
 from .. import sse
-from ..deferred import CATALOG_METHODS
 from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
@@ -27,8 +25,10 @@ from ..hidden import start_hidden
 from ..job_tools import JobTools, handed
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
 from ..plain_calls import Decision, Plan, decide, refusal
-from ..shared import (
-    Services,
+from ..request_state import Carried
+from ..services import Services, server_info
+from ..tool_calls import (
+    ToolRequest,
     create_task,
     fetched,
     jobs_listed,
@@ -37,11 +37,20 @@ from ..shared import (
     resolve_tool,
     run_prepare,
     run_round,
-    server_info,
 )
 from . import envelope
 from . import wire as w
 from .held import HeldCalls
+
+# What resources.py, prompts.py and completion.py serve in this era, made on first use.
+CATALOG_METHODS = (
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+)
 
 
 class Era2026(Era):
@@ -57,7 +66,11 @@ class Era2026(Era):
         METHOD_NOT_FOUND: 404,
     }
 
-    def __init__(self, services: Services, held: HeldCalls | None = None) -> None:
+    def __init__(
+        self, services: Services, catalog: Callable[[], list[Method]], held: HeldCalls | None = None
+    ) -> None:
+        """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``);
+        ``held`` serves plain calls of long tools held on a streaming front."""
         self._s = services
         self._held = held or HeldCalls(
             services.tasks,
@@ -80,29 +93,16 @@ class Era2026(Era):
             )
         )
         # Made by the first request for one of them, not at a cold start that serves another.
-        self.methods.defer(CATALOG_METHODS, self._catalog)
-
-    def _catalog(self) -> list[Method]:
-        from ..completion import CompletionMethods
-        from ..prompts import PromptMethods
-        from ..resources import ResourceMethods
-
-        len(self._s.tools)  # the tool modules register resources and prompts too: loaded first
-        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
-        resources = ResourceMethods(self._s, not_found_code=INVALID_PARAMS, hints=True)
-        return [
-            *resources.methods(),
-            *PromptMethods(self._s, hints=True, can_ask=True).methods(),
-            *CompletionMethods(self._s, resources).methods(),
-        ]
+        self.methods.add_group(CATALOG_METHODS, catalog)
 
     def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
         return envelope.claims(headers, meta)
 
-    def before(self, call: Call) -> None:
+    def before(self, call: Call) -> Call:
         assert call.request is not None
         method = self.methods.get(call.request.method)
         envelope.check_envelope(call.headers, call.request, method.name_field if method else None)
+        return call
 
     def shape(self, method: Method, result: Result) -> Result:
         # Every result of this era says what kind it is.
@@ -139,8 +139,9 @@ class Era2026(Era):
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
         if JobTools.owns(params.name) and jobs_listed(self._s):
             return JobTools(self._s.tasks).call(call.owner, params.name, params.arguments)
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
-        check_param_headers(call.headers, found.input_schema(), arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
+        check_param_headers(call.headers, found.input_schema(), request.arguments)
         declares = w.declares_tasks(params.meta or {})
         if found.task_support == "required" and not declares:
             raise RpcError(
@@ -148,8 +149,8 @@ class Era2026(Era):
                 f"Missing required client capability: tool {found.name} runs only as a task",
                 w.missing_capability_data(),
             )
-        answers = self._answers(params)
-        carried = open_state(self._s, call, found.name, arguments, params.requestState)
+        carried = open_state(self._s, call, request, params.requestState)
+        answers = self._answers(params, carried)
         meta = params.meta or {}
         declared = meta.get(w.META_CLIENT_CAPABILITIES)
         peer = Peer(
@@ -160,58 +161,41 @@ class Era2026(Era):
         )
         if declares and found.task_support != "forbidden":
             # Questions asked before the task exists are a plain input round (MRTR).
-            prepared = run_prepare(found, arguments, {**answers, **carried.answers}, peer)
+            prepared = run_prepare(request, answers, peer)
             if prepared.questions is not None:
                 return {"resultType": "input_required", "inputRequests": prepared.questions}
             record = create_task(
-                self._s,
-                call,
-                found,
-                arguments,
-                answers=prepared.carried,
-                client_capabilities=declared_view(declared),
+                self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
             )
             return w.create_task_result(record)
         decision = decide(
-            self._s.policy,
-            found,
-            arguments,
-            call.headers,
-            resumable=False,
-            accepts_sse=sse.accepts(call.headers),
+            self._s.policy, request, call.headers, resumable=False, accepts_sse=sse.accepts(call.headers)
         )
         if decision.plan is Plan.INLINE:
-            return run_round(self._s, call, found, arguments, answers, carried, peer)
+            return run_round(self._s, call, request, answers, carried, peer)
         if decision.plan is Plan.REFUSE:
             raise RpcError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 refusal(found, decision, self._s.policy),
                 w.missing_capability_data(),
             )
-        return self._long_call(call, found, arguments, {**answers, **carried.answers}, peer, decision)
+        return self._long_call(call, request, answers, peer, decision)
 
     def _long_call(
-        self,
-        call: Call,
-        found: Tool,
-        arguments: dict[str, Any],
-        answers: dict[str, Any],
-        peer: Peer,
-        decision: Decision,
+        self, call: Call, request: ToolRequest, answers: dict[str, Any], peer: Peer, decision: Decision
     ) -> dict[str, Any] | HttpReply:
         """A plain call of a long tool: a hidden task the caller never sees as one, held on
         a streaming front (``HOLD``) or handed to the model as a job (``HANDLE``)."""
         assert call.request is not None
-        prepared = run_prepare(found, arguments, answers, peer)
+        prepared = run_prepare(request, answers, peer)
         if prepared.questions is not None:
             return {"resultType": "input_required", "inputRequests": prepared.questions}
         hold = decision.plan is Plan.HOLD
         started = start_hidden(
             self._s,
             call,
-            found,
-            arguments,
-            stateless_call_key(call.owner, call.request.id, found.name, arguments),
+            request,
+            stateless_call_key(call.owner, call.request.id, request.name, request.arguments),
             remember_ms=STATELESS_RETRY_MS,
             answers=prepared.carried,
             progress_token=peer.progress_token,
@@ -233,11 +217,13 @@ class Era2026(Era):
         )
         return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
 
-    def _answers(self, params: ToolCall) -> dict[str, Any]:
-        """``inputResponses`` of a retried round: an object of answers, or -32602."""
+    def _answers(self, params: ToolCall, carried: Carried) -> dict[str, Any]:
+        """The answers of every round so far: this round's ``inputResponses`` (an object of
+        answers, or -32602) and those its ``requestState`` carries, within their bound
+        together (what the task inherits is some of them: checked here, once)."""
         if "inputResponses" in params.model_fields_set and params.inputResponses is None:
             raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        answers = params.inputResponses or {}
+        answers = {**(params.inputResponses or {}), **carried.answers}
         self._s.tasks.limits.check_answers(answers)
         return answers
 

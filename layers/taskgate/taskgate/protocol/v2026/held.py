@@ -24,7 +24,7 @@ from ...domain.errors import TaskgateError, TaskNotFound
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ..job_tools import handed
-from ..shared import InlineSlots
+from ..services import InlineSlots
 from ..task_events import Cursor, news
 
 # A comment line when nothing else was sent for this long: idle streams are closed by

@@ -1,0 +1,212 @@
+"""A tool call, as both eras make it: resolving the tool and its arguments, the prepare
+round (questions a tool asks before its task exists), inline runs and rounds, and
+creating the task. Each era shapes the results its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..codes import INTERNAL_ERROR, INVALID_PARAMS
+from ..domain.errors import ServerBusy
+from ..domain.model import TaskRecord
+from ..tools.context import InputNeeded, TaskCancelled, ToolContext
+from ..tools.peer import Peer
+from ..tools.registry import Tool
+from .era import Call, validation_data
+from .errors import RpcError
+from .job_tools import JobTools
+from .request_state import NOTHING, Carried
+from .services import InlineSlots, Services
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """A tool call, checked once when it was resolved: the tool, its arguments as sent and
+    as its model parsed them, and their size (checked against MAX_ARGUMENT_BYTES). Nothing
+    after this checks them again."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    args: BaseModel
+    arguments_bytes: int
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+def jobs_listed(services: Services) -> bool:
+    """Whether the job tools (protocol/job_tools.py) are offered: a long plain call may be
+    handed to the model as a job, and some tool runs long."""
+    return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
+
+
+def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
+    """``tools/list``: the tools, and the job tools when they are offered."""
+    tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
+    if jobs_listed(services):
+        tools += JobTools.definitions(with_task_support=with_task_support)
+    return tools
+
+
+def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None) -> ToolRequest:
+    """The tool and its checked arguments, or a -32602 that says what is wrong."""
+    found = services.tools.get(name)
+    if found is None:
+        raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    arguments = arguments or {}
+    size = services.tasks.limits.check_arguments(arguments)
+    try:
+        args = found.parse(arguments)
+    except ValidationError as exc:
+        raise RpcError(
+            INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
+        ) from exc
+    return ToolRequest(found, arguments, args, size)
+
+
+class _CallerLink:
+    """A plain call's context control: nothing durable to report to, but the call
+    ends when its caller goes away. The tool sees it at its next ``ctx.progress``
+    (which raises ``TaskCancelled``) or ``ctx.cancelled()``, and its slot and thread
+    are free again when it returns."""
+
+    def __init__(self, gone: Callable[[], bool]) -> None:
+        self._gone = gone
+
+    def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
+        if self._gone():
+            raise TaskCancelled("the caller went away")
+
+    def log(self, level: str, data: Any) -> None:
+        return None  # a plain call's lines go to its stream as notifications (the peer)
+
+    def is_cancelled(self) -> bool:
+        return self._gone()
+
+    def checkpoint(self, state: Any) -> None:
+        return None
+
+
+def inline_context(call: Call, **fields: Any) -> ToolContext:
+    """The context of a tool run inside this request, for this caller."""
+    return ToolContext(control=_CallerLink(call.gone), owner=call.owner, **fields)
+
+
+def run_inline(request: ToolRequest, ctx: ToolContext, slots: InlineSlots) -> dict[str, Any]:
+    """Run a tool inside this request: a CallToolResult, or the questions it asked
+    (``{"resultType": "input_required", "inputRequests": …}``). Refused with
+    ServerBusy (503, Retry-After) when ``slots`` are all taken, or the caller's share
+    of them is."""
+    refused = slots.take(ctx.owner)
+    if refused is not None:
+        raise ServerBusy(f"{refused}; retry shortly, or call the tool as a task")
+    try:
+        return request.tool.call(request.args, ctx)
+    except InputNeeded as need:
+        return {"resultType": "input_required", "inputRequests": need.requests}
+    except TaskCancelled as exc:
+        # The caller went away: nobody reads this answer; the slot is what mattered.
+        raise RpcError(INTERNAL_ERROR, "The call was abandoned by its caller") from exc
+    finally:
+        slots.release(ctx.owner)
+        ctx.close()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The prepare round: questions still open, or the answers the task inherits."""
+
+    questions: dict[str, Any] | None
+    carried: dict[str, Any]
+
+
+def run_round(
+    services: Services,
+    call: Call,
+    request: ToolRequest,
+    answers: dict[str, Any],
+    carried: Carried,
+    peer: Peer,
+) -> dict[str, Any]:
+    """One round of a plain call that may ask (2026-07-28 MRTR): the tool runs with the
+    answers of every round so far (``answers``); when it asks again and has something to
+    carry (answers already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult``
+    gets a sealed ``requestState`` for the next round to echo."""
+    ctx = inline_context(call, answers=answers, state=carried.state, peer=peer)
+    result = run_inline(request, ctx, services.inline)
+    if result.get("resultType") == "input_required":
+        keep = Carried(ctx.carried(), ctx.state)
+        if not keep.empty:
+            result["requestState"] = services.request_states.seal(
+                keep, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
+            )
+    return result
+
+
+def open_state(services: Services, call: Call, request: ToolRequest, token: str | None) -> Carried:
+    """What an echoed ``requestState`` carries, or -32602 if it is not one this server
+    sealed for this caller and this request, unexpired."""
+    if token is None:
+        return NOTHING
+    return services.request_states.open(
+        token, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
+    )
+
+
+def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None = None) -> Prepared:
+    """Run a tool's ``prepare`` step, which asks before any task exists."""
+    prepare = request.tool.prepare
+    if prepare is None:
+        return Prepared(None, {})
+    ctx = ToolContext(answers=answers, peer=peer)
+    try:
+        prepare(request.args, ctx)
+    except InputNeeded as need:
+        return Prepared(need.requests, {})
+    # The task inherits the answers to the questions it was asked, nothing else.
+    return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
+
+
+def create_task(
+    services: Services,
+    call: Call,
+    request: ToolRequest,
+    *,
+    ttl_ms: int | None = None,
+    answers: dict[str, Any] | None = None,
+    progress_token: str | int | None = None,
+    client_capabilities: dict[str, Any] | None = None,
+    task_id: str | None = None,
+    log_level: str | None = None,
+    watch_ms: int | None = None,
+) -> TaskRecord:
+    """The task for ``request``; ``answers`` (which it inherits) were checked with the
+    request's own, so the service checks neither again. ``task_id``, ``log_level`` and
+    ``watch_ms``: a plain call's hidden task (protocol/hidden.py)."""
+    record = services.tasks.create(
+        owner=call.owner,
+        tool=request.name,
+        arguments=request.arguments,
+        arguments_bytes=request.arguments_bytes,
+        requested_ttl_ms=ttl_ms,
+        input_responses=answers,
+        progress_token=progress_token,
+        client_capabilities=client_capabilities,
+        task_id=task_id,
+        log_level=log_level,
+        watch_ms=watch_ms,
+    )
+    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": request.name})
+    return record
+
+
+def fetched(services: Services, call: Call, record: TaskRecord) -> TaskRecord:
+    """A finished task's result, read for the client (and audited as fetched)."""
+    services.audit("result_fetched", {"taskId": record.task_id, "owner": call.owner})
+    return services.tasks.with_result(record)
