@@ -61,7 +61,7 @@ def test_the_function_runs_taskgates_runtime_loop_on_the_handlers_app() -> None:
     assert script.stat().st_mode & 0o111
     module, _, attribute = function["Handler"].rpartition(".")
     assert attribute == "app" and (code / f"{module}.py").exists()
-    assert "\napp = create_app(" in (code / f"{module}.py").read_text()
+    assert "\napp = _root.app(" in (code / f"{module}.py").read_text()
 
 
 def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front() -> None:
