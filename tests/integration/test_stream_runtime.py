@@ -113,8 +113,8 @@ def test_a_waiting_stream_leaves_the_function_while_the_task_runs(runtime: Runti
     assert not waiting.trailers and waiting.error is None
 
 
-def _plain_2026(seconds: float) -> dict[str, Any]:
-    params = {"name": "slow_compute", "arguments": {"seconds": seconds, "label": "held"}}
+def _plain_2026(seconds: float, label: str = "held") -> dict[str, Any]:
+    params = {"name": "slow_compute", "arguments": {"seconds": seconds, "label": label}}
     body = envelope("tools/call", params, 7, tasks=False)
     body["params"]["_meta"]["progressToken"] = "held"
     return rest_api_event(body, {**headers_for("tools/call", params)})
@@ -141,7 +141,7 @@ def test_a_caller_that_goes_away_from_a_held_call_cancels_its_work(
     runtime: RuntimeApiEmulator,
     endpoint: str,  # noqa: F811
 ) -> None:
-    gone = runtime.send(_plain_2026(40), hang_up_after=2)  # the prelude and a first event
+    gone = runtime.send(_plain_2026(40, "gone"), hang_up_after=2)  # the prelude and a first event
     assert gone.done.wait(60)
     assert gone.prelude()["headers"]["content-type"].startswith("text/event-stream")  # held, not handed over
     ddb = boto3.client(
