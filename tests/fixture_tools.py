@@ -112,3 +112,12 @@ def unicode_result(args: UnicodeInput, ctx: ToolContext) -> str:
 def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
     ctx.close_stream()
     return unicode_text(args.kilobytes)
+
+
+class QuotesInput(BaseModel):
+    count: int = Field(ge=0, le=4_000_000)
+
+
+@tool(description="Return a text of double quotes: the JSON that escapes most.", task_support="required")
+def quotes_result(args: QuotesInput, ctx: ToolContext) -> str:
+    return '"' * args.count

@@ -46,6 +46,17 @@ def translate(
 ) -> dict[str, Any]:
     """The CloudFormation template the SAM transform makes of ``template`` (default:
     template.yaml) with these Parameter values (the rest take their defaults)."""
+    if template is None:
+        return copy.deepcopy(_translated(tuple(sorted((parameters or {}).items()))))
+    return _translate(parameters, template)
+
+
+@functools.cache
+def _translated(items: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    return _translate(dict(items), None)
+
+
+def _translate(parameters: dict[str, str] | None, template: dict[str, Any] | None) -> dict[str, Any]:
     from samtranslator.translator.transform import transform
 
     os.environ.setdefault("AWS_DEFAULT_REGION", REGION)

@@ -62,6 +62,9 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
     assert (build / "ToolsLayer" / "python" / "taskgate_conformance" / "tools.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
+    # What each layer's wheels were taken for, which the functions check at start.
+    assert (layer / "taskgate.architecture").read_text().strip() == "arm64"
+    assert (build / "ToolsLayer" / "python" / "tools.architecture").read_text().strip() == "arm64"
     _assert_ships_bytecode(layer)
     _assert_ships_bytecode(build / "ToolsLayer" / "python")
     # Every wheel and native library loads on Lambda's python3.13 runtime (AL2023:

@@ -42,3 +42,22 @@ def test_a_lazy_client_is_made_by_its_first_call_and_follows_a_refresh() -> None
     assert set(aws_clients._clients) == {"stepfunctions"}  # only what had been made
     assert aws_clients.client("stepfunctions") is not made
     assert lazy.meta is aws_clients.client("stepfunctions").meta
+
+
+def test_the_sweeper_never_runs_more_threads_than_its_clients_have_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """botocore keeps max_pool_connections per client (10 unless told): a 16-thread sweep on
+    a 10-connection pool throws connections away and warns "Connection pool is full"."""
+    from taskgate import wiring
+
+    monkeypatch.setenv("TASK_TABLE", "t")
+    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:m")
+    wiring.reset()
+    try:
+        sweeper = wiring.sweeper()
+        client = aws_clients.client("dynamodb")
+        assert sweeper._parallelism <= client.meta.config.max_pool_connections
+        assert aws_clients.client("stepfunctions").meta.config.max_pool_connections >= sweeper._parallelism
+    finally:
+        wiring.reset()

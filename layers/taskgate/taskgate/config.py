@@ -11,8 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .domain.limits import MAX_PAYLOAD_BODY_BYTES
 
 # The template's ToolModules default too. The conformance fixtures come first: the
 # suite calls whichever tool is listed first, with no arguments.
@@ -45,7 +48,8 @@ class Settings(BaseModel):
     poll_interval_ms: Positive = 1_000
     anonymous_owner: str = Field(default="anonymous", min_length=1)
     tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
-    max_body_bytes: Positive = 1_048_576
+    # Both within one Lambda payload however they are escaped (domain/limits.py).
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_PAYLOAD_BODY_BYTES)] = 1_048_576
     # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
     # the task at its pollInterval) before the client reconnects. 0: read once and
     # end with retry = pollInterval, which costs what polling tasks/get does.
@@ -69,17 +73,25 @@ class Settings(BaseModel):
     max_inline_result_bytes: Positive = 262_144
     # A task result larger than this is delivered as resource_links to its parts (a Lambda
     # response is at most 6 MB); each part is read with resources/read.
-    max_result_response_bytes: Annotated[int, Field(ge=2048, le=4_194_304)] = 2_097_152
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=MAX_PAYLOAD_BODY_BYTES)] = 2_097_152
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
+    # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
+    # the API's own URL), without a trailing slash. Its host is served, and with sign-in the
+    # protected resource (the tokens' audience, the metadata) is <public_url>/mcp.
+    public_url: str = ""
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
     allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
     # The Secrets Manager secret whose value seals a plain call's requestState (every
     # instance must share it); unset: a key made by this process (one local server).
     request_state_secret_arn: str = ""
     request_state_ttl_seconds: Positive = 600
+    # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
+    # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
+    tool_environment: str = ""
+    tool_secret_arns: tuple[str, ...] = ()
 
     # Sign-in (template Parameter AuthMode). NONE: every caller is anonymous_owner; IAM: API
     # Gateway checks SigV4 and names the caller; JWT: ApiFunction checks bearer tokens
@@ -107,6 +119,7 @@ class Settings(BaseModel):
         "oauth_audiences",
         "oauth_client_ids",
         "oauth_scopes",
+        "tool_secret_arns",
         mode="before",
     )
     @classmethod
@@ -114,6 +127,43 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
         return value
+
+    @field_validator("tool_environment")
+    @classmethod
+    def _tool_environment_is_pairs(cls, value: str) -> str:
+        if not value:
+            return value
+        from .tools.needs import parse_tool_environment
+
+        parse_tool_environment(value, frozenset(name.upper() for name in cls.model_fields))
+        return value
+
+    @property
+    def tool_environment_pairs(self) -> dict[str, str]:
+        from .tools.needs import parse_tool_environment
+
+        return parse_tool_environment(self.tool_environment)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_an_origin(cls, value: str) -> str:
+        if value and (not value.startswith(("https://", "http://")) or value.endswith("/")):
+            raise ValueError("must be an http(s) URL without a trailing slash")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resource_from_public_url(cls, values: object) -> object:
+        if isinstance(values, dict) and values.get("public_url") and not values.get("oauth_resource"):
+            return {**values, "oauth_resource": f"{values['public_url']}/mcp"}
+        return values
+
+    @property
+    def served_hosts(self) -> tuple[str, ...]:
+        """The Host names served: ALLOWED_HOSTS, and the public URL's."""
+        if not self.public_url:
+            return self.allowed_hosts
+        return (*self.allowed_hosts, urlsplit(self.public_url).netloc)
 
     @model_validator(mode="after")
     def _sign_in_is_complete(self) -> Settings:

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
+from .cors import Cors
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
 from .protocol.headers import header_problem
@@ -123,8 +124,11 @@ def create_app(
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/health", health, methods=["GET"]),
     ]
+    app: ASGIApp
     if sign_in is None:
-        return Starlette(routes=routes)
-    from .auth.resource import metadata_routes
+        app = Starlette(routes=routes)
+    else:
+        from .auth.resource import metadata_routes
 
-    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))
+        app = sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))
+    return Cors(app, guard, lambda scope: _own_domain(Request(scope)))

@@ -80,7 +80,11 @@ def sign_in() -> SignIn | None:
 @functools.cache
 def tools() -> ToolRegistry:
     # Imported by the first request that looks at a tool (tools/list, tools/call, a
-    # worker step): a tasks/get cold start builds no tool's model.
+    # worker step): a tasks/get cold start builds no tool's model. Their environment
+    # (ToolEnvironment) is set first, for modules that read it at import.
+    from .tools.needs import apply_tool_environment
+
+    apply_tool_environment(settings().tool_environment_pairs)
     return registry.defer(settings().tool_modules)
 
 
@@ -129,7 +133,7 @@ def limits(s: Settings) -> Limits:
 
 @functools.cache
 def transport_security() -> TransportSecurity:
-    return TransportSecurity(settings().allowed_hosts, settings().allowed_origins)
+    return TransportSecurity(settings().served_hosts, settings().allowed_origins)
 
 
 def request_state_keys() -> Sequence[bytes]:
@@ -228,6 +232,7 @@ def sweeper() -> Sweeper:
         now_ms,
         stale_after_ms=s.stale_after_seconds * 1000,
         max_runtime_ms=s.max_task_runtime_seconds * 1000,
+        parallelism=aws_clients.MAX_POOL_CONNECTIONS,  # one connection per thread
     )
 
 

@@ -75,11 +75,14 @@ class TransportSecurity:
         if host is None or not _host_allowed(host, hosts):
             return "Forbidden: Host header not allowed"
         origin = headers.get("origin")
-        if origin is not None:
-            origins = (*self.origins, f"https://{own_domain}") if own_domain else self.origins
-            if not _origin_allowed(origin, origins):
-                return "Forbidden: Origin not allowed"
+        if origin is not None and not self.origin_allowed(origin, own_domain):
+            return "Forbidden: Origin not allowed"
         return None
+
+    def origin_allowed(self, origin: str, own_domain: str | None = None) -> bool:
+        """Whether a browser page from ``origin`` may call (and, with CORS, read) the API."""
+        origins = (*self.origins, f"https://{own_domain}") if own_domain else self.origins
+        return _origin_allowed(origin, origins)
 
 
 def is_json(content_type: str | None) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Answer, CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolError
 from .input import ElicitUrl, InputRefused, ListRoots, MissingCapability, Root, Sample, Sampled
+from .needs import secret
 from .registry import Tool, ToolRegistry, registry, tool
 
 if TYPE_CHECKING:
@@ -66,5 +67,6 @@ __all__ = [
     "prompt",
     "registry",
     "resource",
+    "secret",
     "tool",
 ]
