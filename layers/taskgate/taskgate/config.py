@@ -42,6 +42,9 @@ class Settings(BaseModel):
     # The API and the sweeper start, resume and stop executions; the worker, which the
     # state machine invokes (a reference back would be circular), is given none.
     state_machine_arn: str = ""
+    # Machines earlier releases of the stack ran (a replaced one is retained, and its
+    # executions finish there): rows written before execution ARNs were stored may name one.
+    previous_state_machine_arns: tuple[str, ...] = ()
     result_bucket: str = ""
     default_ttl_ms: Positive = 3_600_000
     max_ttl_ms: Positive = 86_400_000
@@ -120,6 +123,7 @@ class Settings(BaseModel):
         "oauth_client_ids",
         "oauth_scopes",
         "tool_secret_arns",
+        "previous_state_machine_arns",
         mode="before",
     )
     @classmethod

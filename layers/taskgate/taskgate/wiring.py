@@ -116,7 +116,11 @@ def sessions() -> DynamoDBSessionStore:
 def workflow() -> StepFunctionsWorkflow:
     # Made on its first call: only tools/call, tasks/update and tasks/cancel start,
     # resume or stop an execution, so most cold starts never build this client.
-    return StepFunctionsWorkflow(aws_clients.LazyClient("stepfunctions"), settings().state_machine_arn)
+    return StepFunctionsWorkflow(
+        aws_clients.LazyClient("stepfunctions"),
+        settings().state_machine_arn,
+        settings().previous_state_machine_arns,
+    )
 
 
 def limits(s: Settings) -> Limits:

@@ -10,7 +10,8 @@ Item layout (attribute: type):
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
-  answer writes' conditions)
+  answer writes' conditions) · executionArn S (the task's execution, on the machine that
+  started it: a replaced state machine's executions are still found)
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "statusMessage",
     "outcome",
     "historyEvents",
+    "executionArn",
 )
 
 
@@ -164,6 +166,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         result_ref=s("resultRef"),
         client_capabilities=j("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
+        execution_arn=s("executionArn"),
     )
 
 
@@ -208,6 +211,8 @@ class DynamoDBTaskStore:
             item["progressToken"] = _s(_dumps(record.progress_token))
         if record.client_capabilities is not None:
             item["clientCapabilities"] = _s(_dumps(record.client_capabilities))
+        if record.execution_arn:
+            item["executionArn"] = _s(record.execution_arn)
         try:
             self._ddb.put_item(
                 TableName=self._table,

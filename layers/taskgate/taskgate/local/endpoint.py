@@ -258,7 +258,7 @@ class LocalEndpoint:
 
             wiring.reset()
             handler = _load_worker_handler(self.root).handler
-            self.worker = lambda event: handler(event, _LambdaContext())
+            self.worker = lambda event: handler(event, _LambdaContext(moto_fixes.invoked_version()))
         moto_fixes.apply(self.worker)
         return self
 
