@@ -121,3 +121,12 @@ class QuotesInput(BaseModel):
 @tool(description="Return a text of double quotes: the JSON that escapes most.", task_support="required")
 def quotes_result(args: QuotesInput, ctx: ToolContext) -> str:
     return '"' * args.count
+
+
+@tool(
+    description="Return a text result of the given size after closing the call's stream (the response is logged).",
+    task_support="optional",
+)
+def big_text(args: BigResultInput, ctx: ToolContext) -> str:
+    ctx.close_stream()  # the client resumes for the response, which the stream's log must replay
+    return big_result(args, ctx)

@@ -15,6 +15,7 @@ import uvicorn
 
 from .. import wiring
 from ..http_app import create_app
+from . import aws_calls
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
 
@@ -31,6 +32,7 @@ def _sweep_forever(interval: float) -> None:
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
     settings = wiring.settings()

@@ -318,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--env-vars", type=Path, default=None, help="default: events/env.json, this port")
     parser.add_argument("sam_args", nargs=argparse.REMAINDER, help="-- then arguments for sam local invoke")
     args = parser.parse_args(argv)
+    from . import aws_calls
+
+    aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     root = repo_root()
     sam_args = [a for a in args.sam_args if a != "--"]
     worker = None
