@@ -61,7 +61,7 @@ def test_every_aws_call_is_allowed_by_its_functions_policy(
     functions = {c["function"] for c in calls}
     assert {"ApiFunction", "WorkerFunction", "SweeperFunction", "TaskStateMachine"} <= functions, functions
     report = check(calls)
-    unused = "\n".join(f"  {f:16} {sid:24} {action}" for f, sid, action in report.unused) or "  (none)"
+    unused = "\n".join(f"  {f:16} {sid:26} {a:24} {why}" for f, sid, a, why in report.unused) or "  (none)"
     request.config.stash[REPORT] = (
         f"{len(calls)} calls recorded; {len(report.rows)} distinct (function, operation, resource)\n"
         + report.table()
