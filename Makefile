@@ -31,7 +31,8 @@ typecheck: setup
 
 template: setup
 	$(VENV)/bin/sam validate --lint
-	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
+	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
 
 # After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
 # (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).

@@ -89,7 +89,11 @@ def deploy_checks() -> Any:
     """The code of DeployChecksFunction (inline in template.yaml), as a module."""
     import types
 
-    code = source()["Resources"]["DeployChecksFunction"]["Properties"]["Code"]["ZipFile"]
+    resources = source()["Resources"]
+    assert "DeployChecksFunction" in resources, (
+        "the template has no deploy-time checks (DeployChecksFunction)"
+    )
+    code = resources["DeployChecksFunction"]["Properties"]["Code"]["ZipFile"]
     module = types.ModuleType("deploy_checks")
     exec(compile(code, "template.yaml:DeployChecksFunction", "exec"), module.__dict__)
     return module
@@ -110,11 +114,12 @@ def _published(items: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str |
 
     parameters = dict(items)
     translated = translate(parameters)
-    checks = _deploy_checks()
+    # Without the deploy checks (an older template) no description is computed from values.
+    checks = _deploy_checks() if "DeployChecksFunction" in translated["Resources"] else None
 
     def resource(name: str, attribute: str | None) -> Any:
         found = translated["Resources"][name]
-        if found["Type"] == "Custom::Configuration" and attribute == "Fingerprint":
+        if checks is not None and found["Type"] == "Custom::Configuration" and attribute == "Fingerprint":
             return checks.fingerprint(evaluator.value(found["Properties"]))
         return f"<{name}{'.' + attribute if attribute else ''}>"
 
