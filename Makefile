@@ -4,13 +4,24 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
+.PHONY: setup serve serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
 
 setup:
 	@scripts/bootstrap.sh
 
 serve: setup
 	PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+
+# A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
+# whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
+# REST API (29 s, 504); "--timeout N" to change the cut.
+FRONT_PORT ?= 3001
+serve-front: setup
+	$(PY) -m tests.apigw_front --upstream http://127.0.0.1:$(PORT) --port $(FRONT_PORT) $(FRONT_ARGS)
+
+# The agent frameworks and hosts (tests/e2e/hosts/) through the API Gateway front: the matrix.
+hosts: setup
+	$(PY) -m pytest -q -s tests/e2e/test_hosts.py
 
 test: setup lint typecheck
 	$(PY) -m pytest -q
