@@ -128,7 +128,5 @@ def create_app(
     if sign_in is None:
         app = Starlette(routes=routes)
     else:
-        from .auth.resource import metadata_routes
-
-        app = sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))
+        app = sign_in.protect(routes)
     return Cors(app, guard, lambda scope: _own_domain(Request(scope)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -30,12 +30,21 @@ def _execution_prefix(state_machine_arn: str) -> str:
 
 class StepFunctionsWorkflow:
     def __init__(
-        self, client: Any, state_machine_arn: str, previous_state_machine_arns: Sequence[str] = ()
+        self,
+        client: Callable[[], Any],
+        state_machine_arn: str,
+        previous_state_machine_arns: Sequence[str] = (),
     ) -> None:
-        self._sfn = client
+        # A client factory: only tools/call, tasks/update and tasks/cancel start, resume
+        # or stop an execution, so most cold starts never build this client.
+        self._client = client
         self._state_machine_arn = state_machine_arn
         # Where a row without a stored ARN may have its execution: this machine first.
         self._machines = [state_machine_arn, *(a for a in previous_state_machine_arns if a)]
+
+    @property
+    def _sfn(self) -> Any:
+        return self._client()
 
     def execution_for(self, task_id: str) -> str:
         # Step Functions names an execution <machine's execution prefix>:<name>.

@@ -23,6 +23,7 @@ import json
 import re
 import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,8 +73,6 @@ def _json_object(data: bytes, what: str) -> dict[str, Any]:
 
 
 def urllib_fetch(url: str, timeout: float) -> bytes:
-    import urllib.request  # deferred: only the first key fetch pays for http.client/ssl
-
     if urlsplit(url).scheme not in ("https", "http"):
         raise ValueError(f"refusing to fetch {url!r}")
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -133,7 +132,6 @@ class JwksCache:
         self._fetched_at: float | None = None
         self._last_attempt: float | None = None
         self._lock = threading.Lock()
-        self.fetch_count = 0
 
     def key(self, kid: str | None) -> rsa.RSAPublicKey:
         with self._lock:
@@ -168,7 +166,6 @@ class JwksCache:
             if not self._keys:
                 raise SigningKeysUnavailable(f"the issuer's keys could not be fetched: {exc}") from exc
             return  # keep the keys we have; try again after the refetch interval
-        self.fetch_count += 1
         self._keys = keys
         self._fetched_at = now
 

@@ -20,17 +20,18 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..lazy import Lazy
 from .tokens import InsufficientScope, SigningKeysUnavailable, TokenError, Verifier
 
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
@@ -160,7 +161,9 @@ class SignIn:
     resource: ProtectedResource
     verifier: Callable[[], Verifier]
 
-    def protect(self, app: ASGIApp) -> ASGIApp:
+    def protect(self, routes: Sequence[BaseRoute]) -> ASGIApp:
+        """An app serving ``routes`` and the metadata, with a token required on /mcp."""
+        app = Starlette(routes=[*routes, *metadata_routes(self.resource)])
         return BearerAuthMiddleware(app, resource=self.resource, verifier=self.verifier)
 
 
@@ -180,17 +183,9 @@ class BearerAuthMiddleware:
     ) -> None:
         self._app = app
         self._resource = resource
-        self._make_verifier = verifier
-        self._verifier: Verifier | None = None
-        self._lock = threading.Lock()
+        # Built by the first request that carries a token.
+        self._verifier = Lazy(verifier)
         self._protected = frozenset(protected_paths or [resource.path])
-
-    def _get_verifier(self) -> Verifier:
-        if self._verifier is None:
-            with self._lock:
-                if self._verifier is None:
-                    self._verifier = self._make_verifier()
-        return self._verifier
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] not in self._protected or scope["method"] == "OPTIONS":
@@ -204,7 +199,7 @@ class BearerAuthMiddleware:
         try:
             if match is None:
                 raise TokenError("expected one Authorization: Bearer <token> header")
-            token = self._get_verifier().verify(match.group(1))  # ~0.1 ms; keys cached
+            token = self._verifier().verify(match.group(1))  # ~0.1 ms; keys cached
             token.require_scopes(self._resource.required_scopes)
         except TokenError as error:
             await auth_error_response(self._resource, error)(scope, receive, send)

@@ -14,7 +14,6 @@ import time
 import uvicorn
 
 from .. import wiring
-from ..http_app import create_app
 from . import aws_calls
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
@@ -25,7 +24,7 @@ def _sweep_forever(interval: float) -> None:
     while True:
         time.sleep(interval)
         try:
-            wiring.sweeper().sweep()
+            wiring.root().sweeper.sweep()
         except Exception:
             logging.getLogger(__name__).exception("sweep failed")
 
@@ -35,17 +34,12 @@ def main() -> None:
     aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
-    settings = wiring.settings()
+    root = wiring.root()
+    settings = root.settings
     interval = float(os.environ.get("SWEEP_INTERVAL_SECONDS", "60"))
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
-    app = create_app(
-        wiring.mcp_server,
-        anonymous_owner=settings.anonymous_owner,
-        max_body_bytes=settings.max_body_bytes,
-        security=wiring.transport_security(),
-        # AUTH_MODE=JWT with OAUTH_ISSUER, OAUTH_RESOURCE…: real bearer tokens, as deployed.
-        sign_in=wiring.sign_in(),
-    )
+    # AUTH_MODE=JWT with OAUTH_ISSUER, OAUTH_RESOURCE…: real bearer tokens, as deployed.
+    app = root.app()
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
     if tokens and settings.auth_mode == "JWT":
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE=JWT exclude each other")
