@@ -45,7 +45,7 @@ def _one_of_everything(aws: EmbeddedAws, legacy: Legacy) -> None:
     assert alice.get(big)["result"]["content"][0]["text"]
     over_streams(legacy, "tools/call", {"name": "big_text", "arguments": {"kilobytes": 40}})
     time.sleep(0.2)
-    wiring.sweeper().sweep()
+    wiring.root().sweeper.sweep()
 
 
 def test_every_aws_call_is_allowed_by_its_functions_policy(

@@ -23,7 +23,7 @@ ALTERNATES = {
     "JwtAudience": "client-a,client-b",
     "JwtScopes": "tasks/read",
     "OAuthCallbackUrls": "https://app.example.com/callback",
-    "ToolModules": "taskgate_tools",
+    "ToolModules": "taskgate_conformance,taskgate_tools",
     "EndpointUrl": "http://127.0.0.1:4599",
     "AllowedHosts": "mcp.example.com",
     "AllowedOrigins": "https://app.example.com",

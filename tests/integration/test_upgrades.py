@@ -94,7 +94,7 @@ def test_tasks_on_a_replaced_state_machine_complete_or_cancel(
     # The upgrade: the stack's machine becomes B; the API and the sweeper now name B.
     replaced = aws.replace_state_machine()
     assert replaced == machine_a and aws.state_machine_arn != machine_a
-    assert wiring.settings().state_machine_arn == aws.state_machine_arn
+    assert wiring.root().settings.state_machine_arn == aws.state_machine_arn
 
     alice.result("tasks/update", {"taskId": answered, "inputResponses": CONFIRM})
     for task_id in (cancelled_parked, cancelled_working):
@@ -104,7 +104,7 @@ def test_tasks_on_a_replaced_state_machine_complete_or_cancel(
     monkeypatch.setenv("STALE_AFTER_SECONDS", "1")
     wiring.reset()
     time.sleep(1.5)
-    report = wiring.sweeper().sweep()
+    report = wiring.root().sweeper.sweep()
     assert report.failed == {}, report.failed
 
     assert alice.wait(answered, timeout=20)["result"]["content"][0]["text"] == "Deleted a.csv"

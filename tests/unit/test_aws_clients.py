@@ -62,6 +62,8 @@ def test_the_sweeper_never_runs_more_threads_than_its_clients_have_connections(
     try:
         sweeper = wiring.root().sweeper
         for service in ("dynamodb", "stepfunctions"):
-            assert sweeper._parallelism <= aws_clients.client(service).meta.config.max_pool_connections, service
+            assert sweeper._parallelism <= aws_clients.client(service).meta.config.max_pool_connections, (
+                service
+            )
     finally:
         wiring.reset()

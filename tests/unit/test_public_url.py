@@ -30,11 +30,11 @@ def test_the_metadata_names_the_public_url() -> None:
         mp.delenv("OAUTH_RESOURCE", raising=False)
         wiring.reset()
         try:
-            sign_in = wiring.sign_in()
+            sign_in = wiring.root().sign_in
             assert sign_in is not None
             assert sign_in.resource.metadata()["resource"] == "https://mcp.example.com/mcp"
             assert sign_in.resource.metadata_url.startswith("https://mcp.example.com/.well-known/")
-            assert wiring.transport_security().refusal({"host": "mcp.example.com"}) is None
+            assert wiring.root().transport_security.refusal({"host": "mcp.example.com"}) is None
         finally:
             wiring.reset()
 

@@ -44,7 +44,7 @@ class _Sfn:
 def test_a_stored_execution_is_addressed_whatever_the_current_machine() -> None:
     on_a = A.replace(":stateMachine:", ":execution:") + ":t1"
     sfn = _Sfn({on_a: "RUNNING"})
-    workflow = StepFunctionsWorkflow(sfn, B)
+    workflow = StepFunctionsWorkflow(lambda: sfn, B)
     assert workflow.execution_for("t2") == B.replace(":stateMachine:", ":execution:") + ":t2"
     assert workflow.status("t1", on_a) == "RUNNING"
     workflow.stop("t1", "cancelled", on_a)
@@ -54,7 +54,7 @@ def test_a_stored_execution_is_addressed_whatever_the_current_machine() -> None:
 def test_rows_without_one_are_looked_for_on_the_previous_machines_too() -> None:
     on_a = A.replace(":stateMachine:", ":execution:") + ":old"
     sfn = _Sfn({on_a: "RUNNING"})
-    workflow = StepFunctionsWorkflow(sfn, B, [A])
+    workflow = StepFunctionsWorkflow(lambda: sfn, B, [A])
     assert workflow.status("old") == "RUNNING"
     assert workflow.status("never") is None
     workflow.stop("old", "cancelled")
@@ -62,8 +62,10 @@ def test_rows_without_one_are_looked_for_on_the_previous_machines_too() -> None:
 
 
 def test_start_returns_the_execution_it_started_and_refuses_another() -> None:
-    workflow = StepFunctionsWorkflow(_Sfn({}), B)
+    workflow = StepFunctionsWorkflow(lambda: _Sfn({}), B)
     assert workflow.start("t3", 60) == workflow.execution_for("t3")
-    elsewhere = StepFunctionsWorkflow(_Sfn({}, started_as="arn:aws:states:us-east-1:1:execution:other:t3"), B)
+    elsewhere = StepFunctionsWorkflow(
+        lambda: _Sfn({}, started_as="arn:aws:states:us-east-1:1:execution:other:t3"), B
+    )
     with pytest.raises(DependencyFailure):
         elsewhere.start("t3", 60)

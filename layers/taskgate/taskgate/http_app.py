@@ -124,9 +124,6 @@ def create_app(
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/health", health, methods=["GET"]),
     ]
-    app: ASGIApp
-    if sign_in is None:
-        app = Starlette(routes=routes)
-    else:
-        app = sign_in.protect(routes)
+    app = Starlette(routes=routes) if sign_in is None else sign_in.protect(routes)
+    # Outermost: a preflight carries no token, and a 401's WWW-Authenticate must be readable.
     return Cors(app, guard, lambda scope: _own_domain(Request(scope)))
