@@ -4,13 +4,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
+.PHONY: setup serve serve-signin test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
 
 setup:
 	@scripts/bootstrap.sh
 
 serve: setup
 	PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+
+# The whole sign-in locally: the stack's own authorization server on PORT (registration,
+# metadata documents, consent) against a Cognito-shaped development identity provider on
+# PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
+serve-signin: setup
+	TASKGATE_SIGN_IN=dev PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck
 	$(PY) -m pytest -q

@@ -71,8 +71,8 @@ def create_app(
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
     ``security``: the Host/Origin allow-lists (localhost only when not given).
-    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
-    bearer token on /mcp (taskgate/auth)."""
+    ``sign_in`` (AuthMode) serves the protected resource metadata and the authorization
+    server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth)."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -125,6 +125,5 @@ def create_app(
     ]
     if sign_in is None:
         return Starlette(routes=routes)
-    from .auth.resource import metadata_routes
-
-    return sign_in.protect(Starlette(routes=[*routes, *metadata_routes(sign_in.resource)]))
+    routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
+    return sign_in.protect(Starlette(routes=[*routes, *sign_in.all_routes(inline=inline)]), inline=inline)

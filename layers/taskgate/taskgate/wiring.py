@@ -34,8 +34,9 @@ from .tools.registry import ToolRegistry, registry
 # imports the worker's step or the sweeper; the 2025 era loads with its first request).
 if TYPE_CHECKING:
     from .adapters.dynamodb_sessions import DynamoDBSessionStore
+    from .auth.build import SignInPorts
     from .auth.resource import SignIn
-    from .auth.tokens import Verifier
+    from .auth.state import SignInStore
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
@@ -48,33 +49,39 @@ def settings() -> Settings:
 
 @functools.cache
 def sign_in() -> SignIn | None:
-    """AuthMode JWT: the metadata and the token check ApiFunction serves; None otherwise.
-    Nothing here imports ``cryptography`` until the first token arrives."""
+    """AuthMode's callers (taskgate/auth), or None when every caller is anonymous. Only the
+    metadata and the routes exist at a cold start: joserfc, Authlib and the clients they need
+    come with the first request that uses them."""
     s = settings()
-    if s.auth_mode != "JWT":
+    if not s.auth_mode:
         return None
-    from .auth.resource import ProtectedResource, SignIn
+    from .auth.build import build_sign_in
 
-    resource = ProtectedResource(
-        resource=s.oauth_resource,
-        authorization_servers=[s.oauth_issuer],
-        scopes_supported=list(s.oauth_scopes),
-        required_scopes=list(s.oauth_scopes),
+    return build_sign_in(s, sign_in_ports(s))
+
+
+def sign_in_ports(s: Settings) -> SignInPorts:
+    """Sign-in's AWS adapters: its state in the task table, its keys and the upstream client's
+    secret in Secrets Manager (without a signing secret, a key of this process's own)."""
+    from .adapters.secrets import SecretsManagerSecret
+    from .auth.build import SignInPorts
+    from .auth.signing import ephemeral_source
+
+    def store() -> SignInStore:
+        from .adapters.dynamodb_signin import DynamoDBSignInStore
+
+        return DynamoDBSignInStore(aws_clients.LazyClient("dynamodb"), s.task_table)
+
+    def secret(arn: str) -> SecretsManagerSecret:
+        return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn)
+
+    keys = secret(s.oauth_signing_secret_arn).versions if s.oauth_signing_secret_arn else ephemeral_source()
+    upstream_arn = s.oauth_upstream_client_secret_arn
+    return SignInPorts(
+        store=store,
+        signing_keys=keys,
+        upstream_secret=(lambda: secret(upstream_arn).value().decode()) if upstream_arn else (lambda: None),
     )
-
-    def verifier() -> Verifier:
-        from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
-
-        jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
-        return JwtVerifier(
-            issuer=s.oauth_issuer,
-            audiences=[s.oauth_resource, *s.oauth_audiences],
-            jwks=jwks,
-            client_ids=s.oauth_client_ids,
-            require_token_use=s.oauth_token_use or None,
-        )
-
-    return SignIn(resource, verifier)
 
 
 @functools.cache

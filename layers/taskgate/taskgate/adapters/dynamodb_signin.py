@@ -1,0 +1,288 @@
+"""SignInStore on DynamoDB, in the task table: registered clients (``client#``), pending
+sign-ins (``pending#``), authorization codes (``code#``), refresh-token families (``grant#``),
+consents (``consent#``), cached Client ID Metadata Documents (``cimd#``) and registration
+counters (``limit#``), each with the table's TTL attribute.
+
+These items carry no ``ownerId`` attribute, so the owner index never sees them. A record is
+one JSON attribute; the few attributes a condition reads are top-level beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
+from .aws_errors import error_code, translating
+
+MAX_KEY_PART = 200
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _part(value: str) -> str:
+    # Keys the caller chooses (client ids, URLs) can be long or odd; the key stays short.
+    return value if len(value) <= MAX_KEY_PART and value.isprintable() else "sha256:" + digest(value)
+
+
+def _record(obj: Any) -> dict[str, str]:
+    return _s(json.dumps(dataclasses.asdict(obj), separators=(",", ":")))
+
+
+def _load[T](cls: type[T], item: dict[str, Any]) -> T:
+    values = json.loads(item["record"]["S"])
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for name, value in values.items():
+        if isinstance(value, list) and name in fields:
+            values[name] = tuple(value)
+    return cls(**values)
+
+
+def _conditional_failed(error: ClientError) -> bool:
+    return error_code(error) == "ConditionalCheckFailedException"
+
+
+class DynamoDBSignInStore:
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._ddb = client
+        self._table = table_name
+
+    def _get(self, key: str, now: int) -> dict[str, Any] | None:
+        item = self._ddb.get_item(TableName=self._table, Key={"taskId": _s(key)}, ConsistentRead=True).get(
+            "Item"
+        )
+        if item is None or int(item["expiresAt"]["N"]) <= now:
+            return None  # DynamoDB deletes expired items late; until then they are gone to us
+        return dict(item)
+
+    def _put(self, key: str, kind: str, record: Any, expires_at: int, **extra: dict[str, str]) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(key),
+                "kind": _s(kind),
+                "record": _record(record),
+                "expiresAt": _n(expires_at),
+                **extra,
+            },
+            ConditionExpression="attribute_not_exists(taskId)",
+        )
+
+    # ---- clients -----------------------------------------------------------------------
+
+    @translating
+    def add_client(self, client: ClientRecord, *, expires_at: int) -> None:
+        self._put(f"client#{_part(client.client_id)}", "oauth-client", client, expires_at)
+
+    @translating
+    def get_client(self, client_id: str, now: int) -> ClientRecord | None:
+        item = self._get(f"client#{_part(client_id)}", now)
+        return _load(ClientRecord, item) if item else None
+
+    @translating
+    def keep_client(self, client_id: str, *, expires_at: int) -> None:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"client#{_part(client_id)}")},
+                UpdateExpression="SET expiresAt = :e",
+                ConditionExpression="attribute_exists(taskId) AND expiresAt < :e",
+                ExpressionAttributeValues={":e": _n(expires_at)},
+            )
+        except ClientError as error:
+            if not _conditional_failed(error):
+                raise
+
+    @translating
+    def count(self, key: str, *, limit: int, expires_at: int) -> bool:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"limit#{_part(key)}")},
+                UpdateExpression="SET expiresAt = if_not_exists(expiresAt, :e), kind = :k ADD used :one",
+                ConditionExpression="attribute_not_exists(used) OR used < :limit",
+                ExpressionAttributeValues={
+                    ":e": _n(expires_at),
+                    ":k": _s("oauth-limit"),
+                    ":one": _n(1),
+                    ":limit": _n(limit),
+                },
+            )
+        except ClientError as error:
+            if _conditional_failed(error):
+                return False
+            raise
+        return True
+
+    # ---- pending sign-ins --------------------------------------------------------------
+
+    @translating
+    def start_sign_in(self, pending: PendingSignIn) -> None:
+        self._put(
+            f"pending#{pending.pending_id}",
+            "oauth-pending",
+            pending,
+            pending.expires_at,
+            stage=_s(pending.stage),
+        )
+
+    @translating
+    def advance_sign_in(
+        self,
+        pending_id: str,
+        *,
+        stage: str,
+        to: str,
+        now: int,
+        expect_csrf: str | None = None,
+        **changes: str,
+    ) -> PendingSignIn | None:
+        key = f"pending#{_part(pending_id)}"
+        item = self._get(key, now)
+        if item is None:
+            return None
+        after = dataclasses.replace(_load(PendingSignIn, item), stage=to, **changes)  # type: ignore[arg-type]
+        condition = "stage = :from AND expiresAt > :now"
+        values: dict[str, Any] = {":from": _s(stage), ":to": _s(to), ":now": _n(now), ":r": _record(after)}
+        if expect_csrf is not None:
+            condition += " AND csrf = :csrf"
+            values[":csrf"] = _s(expect_csrf)
+        names = ""
+        if after.csrf is not None:
+            names = ", csrf = :newcsrf"
+            values[":newcsrf"] = _s(after.csrf)
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(key)},
+                UpdateExpression=f"SET stage = :to, #r = :r{names}",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#r": "record"},
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _conditional_failed(error):
+                return None
+            raise
+        return after
+
+    # ---- codes -------------------------------------------------------------------------
+
+    @translating
+    def add_code(self, code: CodeRecord) -> None:
+        self._put(f"code#{code.code_digest}", "oauth-code", code, code.expires_at)
+
+    @translating
+    def use_code(self, code_digest: str, now: int) -> tuple[CodeUse, CodeRecord | None]:
+        key = {"taskId": _s(f"code#{_part(code_digest)}")}
+        try:
+            item = self._ddb.update_item(
+                TableName=self._table,
+                Key=key,
+                UpdateExpression="SET usedAt = :now",
+                ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(usedAt) AND expiresAt > :now",
+                ExpressionAttributeValues={":now": _n(now)},
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )["Attributes"]
+        except ClientError as error:
+            if not _conditional_failed(error):
+                raise
+            old: dict[str, Any] | None = error.response.get("Item")  # type: ignore[assignment]
+            if old and "usedAt" in old:
+                return CodeUse.REPLAYED, _load(CodeRecord, old)
+            return CodeUse.UNKNOWN, None
+        return CodeUse.FIRST, _load(CodeRecord, item)
+
+    # ---- refresh-token families --------------------------------------------------------
+
+    @translating
+    def add_grant(self, grant: GrantRecord) -> None:
+        self._put(
+            f"grant#{grant.family}", "oauth-grant", grant, grant.expires_at, current=_s(grant.current_digest)
+        )
+
+    @translating
+    def get_grant(self, family: str, now: int) -> GrantRecord | None:
+        item = self._get(f"grant#{_part(family)}", now)
+        if item is None:
+            return None
+        return dataclasses.replace(_load(GrantRecord, item), current_digest=item["current"]["S"])
+
+    @translating
+    def rotate_grant(
+        self, family: str, *, old_digest: str, new_digest: str, expires_at: int, now: int
+    ) -> bool:
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key={"taskId": _s(f"grant#{_part(family)}")},
+                UpdateExpression="SET #c = :new, expiresAt = :e",
+                ConditionExpression="#c = :old AND expiresAt > :now",
+                ExpressionAttributeNames={"#c": "current"},
+                ExpressionAttributeValues={
+                    ":new": _s(new_digest),
+                    ":old": _s(old_digest),
+                    ":e": _n(expires_at),
+                    ":now": _n(now),
+                },
+            )
+        except ClientError as error:
+            if _conditional_failed(error):
+                return False
+            raise
+        return True
+
+    @translating
+    def revoke_grant(self, family: str) -> None:
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"grant#{_part(family)}")})
+
+    # ---- consents ----------------------------------------------------------------------
+
+    @staticmethod
+    def _consent_key(owner: str, client_id: str) -> str:
+        return f"consent#{digest(owner + chr(0) + client_id)}"
+
+    @translating
+    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
+        return self._get(self._consent_key(owner, client_id), now) is not None
+
+    @translating
+    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(self._consent_key(owner, client_id)),
+                "kind": _s("oauth-consent"),
+                "consentClient": _s(client_id[:1000]),
+                "expiresAt": _n(expires_at),
+            },
+        )
+
+    # ---- Client ID Metadata Documents --------------------------------------------------
+
+    @translating
+    def cached_document(self, url: str, now: int) -> str | None:
+        item = self._get(f"cimd#{digest(url)}", now)
+        return str(item["document"]["S"]) if item else None
+
+    @translating
+    def cache_document(self, url: str, document: str, *, expires_at: int) -> None:
+        self._ddb.put_item(
+            TableName=self._table,
+            Item={
+                "taskId": _s(f"cimd#{digest(url)}"),
+                "kind": _s("oauth-cimd"),
+                "document": _s(document),
+                "expiresAt": _n(expires_at),
+            },
+        )
