@@ -114,6 +114,7 @@ class SignInStack:
     http: TestClient
     calls_to_idp: list[str]
     keys: KeySource
+    app: ASGIApp
 
     # ---- what a client does ------------------------------------------------------------
 
@@ -237,4 +238,4 @@ def build_stack(
         sign_in=sign_in,
     )
     http = TestClient(ByHost({"taskgate.example": wrap(app), "idp.example": idp.app()}), base_url=STACK)
-    return SignInStack(settings, sign_in, idp, http, calls_to_idp, keys)
+    return SignInStack(settings, sign_in, idp, http, calls_to_idp, keys, app)
