@@ -34,9 +34,12 @@ class _Forms(HTMLParser):
         super().__init__()
         self.forms: list[Form] = []
         self.text: list[str] = []
+        self._hidden = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
+        if tag in ("style", "script", "title"):
+            self._hidden += 1
         if tag == "form":
             self.forms.append(Form(a.get("action", ""), a.get("method", "get").lower()))
         elif tag == "input" and self.forms and a.get("name"):
@@ -44,8 +47,13 @@ class _Forms(HTMLParser):
         elif tag == "button" and self.forms and a.get("name"):
             self.forms[-1].buttons[a.get("value", "")] = a["name"]
 
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("style", "script", "title"):
+            self._hidden -= 1
+
     def handle_data(self, data: str) -> None:
-        self.text.append(data)
+        if not self._hidden:  # what a person reads, not the page's style sheet
+            self.text.append(data)
 
 
 def forms(html: str) -> tuple[list[Form], str]:

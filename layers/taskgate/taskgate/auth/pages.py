@@ -35,7 +35,9 @@ def headers(redirect_uri: str | None = None) -> dict[str, str]:
         "X-Frame-Options": "DENY",
         "Cache-Control": "no-store",
         "Pragma": "no-cache",
-        "Referrer-Policy": "no-referrer",
+        # same-origin: the pending sign-in in this page's URL never leaves for another site, and a
+        # browser still sends this origin with the form post (no-referrer would make it "null").
+        "Referrer-Policy": "same-origin",
         "X-Content-Type-Options": "nosniff",
     }
 
