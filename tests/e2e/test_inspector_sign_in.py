@@ -27,7 +27,6 @@ import pytest
 from tests.e2e.test_inspector import (
     ARTIFACTS,
     HERE,
-    LAUNCHER,
     NODE,
     TOOLS,
     _free_ports,
@@ -35,6 +34,7 @@ from tests.e2e.test_inspector import (
     _stop,
     _wait_http,
     inspector_installed,  # noqa: F401 (the fixture, shared)
+    start_inspector,
 )
 from tests.mcp_client import envelope, headers_for
 
@@ -52,10 +52,6 @@ def signed_in_stack(
     tmp = tmp_path_factory.mktemp("inspector-sign-in")
     server_port, idp_port, client_port, sandbox_port, app_origin_port = _free_ports(5)
     token = secrets.token_hex(16)
-    home = tmp / "home"
-    home.mkdir()
-    catalog = tmp / "catalog.json"
-    catalog.write_text(json.dumps({"mcpServers": {}}))
     server_log, inspector_log = tmp / "server.log", tmp / "inspector.log"
     with ExitStack() as cleanup:
         server = _start(
@@ -70,22 +66,7 @@ def signed_in_stack(
             server_log,
         )
         cleanup.callback(_stop, server)
-        inspector = _start(
-            [str(NODE), str(LAUNCHER), "--web", "--catalog", str(catalog)],
-            {
-                **os.environ,
-                "HOME": str(home),
-                "MCP_STORAGE_DIR": str(tmp / "storage"),
-                "HOST": "127.0.0.1",
-                "CLIENT_PORT": str(client_port),
-                "MCP_SANDBOX_PORT": str(sandbox_port),
-                "MCP_APP_ORIGIN_PORT": str(app_origin_port),
-                "MCP_INSPECTOR_API_TOKEN": token,
-                "MCP_INSPECTOR_SECRET_STORE": "memory",
-                "MCP_AUTO_OPEN_ENABLED": "false",
-            },
-            inspector_log,
-        )
+        inspector = start_inspector(tmp, (client_port, sandbox_port, app_origin_port), token, inspector_log)
         cleanup.callback(_stop, inspector)
         _wait_http(f"http://127.0.0.1:{server_port}/health", server, server_log, "taskgate")
         _wait_http(f"http://127.0.0.1:{client_port}/", inspector, inspector_log, "the Inspector web UI")

@@ -439,3 +439,23 @@ def test_signing_keys_rotate_without_refusing_tokens_in_flight() -> None:
     new = mint()
     assert parse(new).header["kid"] != parse(old).header["kid"]
     assert tokens.verify(parse(old)).subject == "s" and tokens.verify(parse(new)).subject == "s"
+
+
+def test_a_failing_table_is_a_retryable_error_never_a_stack_trace(world: World) -> None:
+    from taskgate.domain.errors import ServiceUnavailable
+
+    class Down(MemorySignInStore):
+        def __getattribute__(self, name: str) -> Any:
+            if name in ("count", "get_client", "use_code", "get_grant"):
+                raise ServiceUnavailable("DynamoDB is throttling")
+            return super().__getattribute__(name)
+
+    stack = build_stack(lambda: world.server, Down())
+    registered = stack.http.post(f"{STACK}/oauth/register", json={"redirect_uris": [CLIENT_REDIRECT]})
+    assert registered.status_code == 503 and registered.json()["error"] == "temporarily_unavailable"
+    token = stack.http.post(
+        f"{STACK}/oauth/token", data={"grant_type": "authorization_code", "code": "x", "client_id": "c"}
+    )
+    assert token.status_code == 503 and token.headers["retry-after"] == "5"
+    page = stack.http.get(stack.authorization("tg-someone").url, follow_redirects=False)
+    assert page.status_code == 503 and "Traceback" not in page.text and "location" not in page.headers

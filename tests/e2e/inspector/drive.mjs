@@ -81,6 +81,24 @@ function countBy(list) {
   return out;
 }
 
+/** Debian's Chromium, headless, with a fresh profile; no background networking (none here). */
+export async function launchChromium(profile) {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    viewport: { width: 1440, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
 export async function openTab(page, label) {
   // Mantine SegmentedControl: the radio input is hidden; its <label> is what a person clicks.
   await page.locator('.mantine-SegmentedControl-root label').filter({ hasText: new RegExp(`^${label}$`) }).first().click();
@@ -196,20 +214,7 @@ async function disconnect(page) {
 
 async function run() {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const context = await launchChromium(profile);
   const page = context.pages()[0] ?? (await context.newPage());
   summary.browser = await page.evaluate(() => navigator.userAgent.match(/HeadlessChrome\/[\d.]+|Chrome\/[\d.]+/)?.[0]);
   page.setDefaultTimeout(STEP_TIMEOUT);

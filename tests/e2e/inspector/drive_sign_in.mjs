@@ -16,10 +16,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 
 import {
+  launchChromium,
   newTaskId,
   openTab,
   resultText,
@@ -31,15 +30,8 @@ import {
   waitTaskStatus,
 } from './drive.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..', '..');
-const TOOLS = process.env.INSPECTOR_TOOLS || path.join(ROOT, '.tools', 'inspector');
-const require = createRequire(path.join(TOOLS, 'node_modules', '/'));
-const { chromium } = require('playwright-core');
-
 const [uiUrl, serverUrl] = process.argv.slice(2);
 const OUT = path.resolve(process.env.INSPECTOR_ARTIFACTS || path.join('test-artifacts', 'inspector'));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const USER = process.env.SIGN_IN_USER || 'dev@example.com';
 const PASSWORD = process.env.SIGN_IN_PASSWORD || 'taskgate-dev-password';
 const STEP_TIMEOUT = 30_000;
@@ -56,20 +48,7 @@ async function shot(page, name) {
 
 async function run() {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-sign-in-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const context = await launchChromium(profile);
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(STEP_TIMEOUT);
   await page.route(/^https:\/\/fonts\.(googleapis|gstatic)\.com\//, (r) => r.abort());

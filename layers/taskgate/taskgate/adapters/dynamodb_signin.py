@@ -64,6 +64,16 @@ class DynamoDBSignInStore:
             return None  # DynamoDB deletes expired items late; until then they are gone to us
         return dict(item)
 
+    def _update(self, key: str, **request: Any) -> bool:
+        """An UpdateItem under a condition: whether the condition held (and the item changed)."""
+        try:
+            self._ddb.update_item(TableName=self._table, Key={"taskId": _s(key)}, **request)
+        except ClientError as error:
+            if _conditional_failed(error):
+                return False
+            raise
+        return True
+
     def _put(self, key: str, kind: str, record: Any, expires_at: int, **extra: dict[str, str]) -> None:
         self._ddb.put_item(
             TableName=self._table,
@@ -90,38 +100,26 @@ class DynamoDBSignInStore:
 
     @translating
     def keep_client(self, client_id: str, *, expires_at: int) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"client#{_part(client_id)}")},
-                UpdateExpression="SET expiresAt = :e",
-                ConditionExpression="attribute_exists(taskId) AND expiresAt < :e",
-                ExpressionAttributeValues={":e": _n(expires_at)},
-            )
-        except ClientError as error:
-            if not _conditional_failed(error):
-                raise
+        self._update(
+            f"client#{_part(client_id)}",
+            UpdateExpression="SET expiresAt = :e",
+            ConditionExpression="attribute_exists(taskId) AND expiresAt < :e",
+            ExpressionAttributeValues={":e": _n(expires_at)},
+        )
 
     @translating
     def count(self, key: str, *, limit: int, expires_at: int) -> bool:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"limit#{_part(key)}")},
-                UpdateExpression="SET expiresAt = if_not_exists(expiresAt, :e), kind = :k ADD used :one",
-                ConditionExpression="attribute_not_exists(used) OR used < :limit",
-                ExpressionAttributeValues={
-                    ":e": _n(expires_at),
-                    ":k": _s("oauth-limit"),
-                    ":one": _n(1),
-                    ":limit": _n(limit),
-                },
-            )
-        except ClientError as error:
-            if _conditional_failed(error):
-                return False
-            raise
-        return True
+        return self._update(
+            f"limit#{_part(key)}",
+            UpdateExpression="SET expiresAt = if_not_exists(expiresAt, :e), kind = :k ADD used :one",
+            ConditionExpression="attribute_not_exists(used) OR used < :limit",
+            ExpressionAttributeValues={
+                ":e": _n(expires_at),
+                ":k": _s("oauth-limit"),
+                ":one": _n(1),
+                ":limit": _n(limit),
+            },
+        )
 
     # ---- pending sign-ins --------------------------------------------------------------
 
@@ -160,20 +158,14 @@ class DynamoDBSignInStore:
         if after.csrf is not None:
             names = ", csrf = :newcsrf"
             values[":newcsrf"] = _s(after.csrf)
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(key)},
-                UpdateExpression=f"SET stage = :to, #r = :r{names}",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#r": "record"},
-                ExpressionAttributeValues=values,
-            )
-        except ClientError as error:
-            if _conditional_failed(error):
-                return None
-            raise
-        return after
+        moved = self._update(
+            key,
+            UpdateExpression=f"SET stage = :to, #r = :r{names}",
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#r": "record"},
+            ExpressionAttributeValues=values,
+        )
+        return after if moved else None
 
     # ---- codes -------------------------------------------------------------------------
 
@@ -222,25 +214,18 @@ class DynamoDBSignInStore:
     def rotate_grant(
         self, family: str, *, old_digest: str, new_digest: str, expires_at: int, now: int
     ) -> bool:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"grant#{_part(family)}")},
-                UpdateExpression="SET #c = :new, expiresAt = :e",
-                ConditionExpression="#c = :old AND expiresAt > :now",
-                ExpressionAttributeNames={"#c": "current"},
-                ExpressionAttributeValues={
-                    ":new": _s(new_digest),
-                    ":old": _s(old_digest),
-                    ":e": _n(expires_at),
-                    ":now": _n(now),
-                },
-            )
-        except ClientError as error:
-            if _conditional_failed(error):
-                return False
-            raise
-        return True
+        return self._update(
+            f"grant#{_part(family)}",
+            UpdateExpression="SET #c = :new, expiresAt = :e",
+            ConditionExpression="#c = :old AND expiresAt > :now",
+            ExpressionAttributeNames={"#c": "current"},
+            ExpressionAttributeValues={
+                ":new": _s(new_digest),
+                ":old": _s(old_digest),
+                ":e": _n(expires_at),
+                ":now": _n(now),
+            },
+        )
 
     @translating
     def revoke_grant(self, family: str) -> None:

@@ -111,11 +111,17 @@ class SignInRoutes:
     def _store(self) -> SignInStore:
         return self._make_store()  # made on first use: building the routes makes no AWS client
 
-    async def _run(self, fn: Callable[..., Response], *args: Any) -> Response:
+    async def _run(self, fn: Callable[..., Response], *args: Any, for_client: bool = False) -> Response:
         try:
             return fn(*args) if self._inline else await run_in_threadpool(fn, *args)
         except Exception:
             logger.exception("sign-in failed")
+            if for_client:  # a client's own call (registration, token): an OAuth error body
+                return JSONResponse(
+                    {"error": "temporarily_unavailable", "error_description": "try again shortly"},
+                    503,
+                    headers={**CORS, "Retry-After": "5"},
+                )
             return _problem(
                 503, "Sign-in is unavailable", "Something this server depends on failed; try again shortly."
             )
@@ -149,7 +155,9 @@ class SignInRoutes:
                 413,
                 headers=CORS,
             )
-        return await self._run(self._register, body, dict(request.headers), _address(request))
+        return await self._run(
+            self._register, body, dict(request.headers), _address(request), for_client=True
+        )
 
     def _register(self, body: bytes, headers: Mapping[str, str], address: str) -> Response:
         try:
@@ -184,7 +192,7 @@ class SignInRoutes:
             pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
         except UnicodeDecodeError:
             return JSONResponse({"error": "invalid_request"}, 400, headers=CORS)
-        return await self._run(self._token, pairs, dict(request.headers))
+        return await self._run(self._token, pairs, dict(request.headers), for_client=True)
 
     def _token(self, pairs: list[tuple[str, str]], headers: Mapping[str, str]) -> Response:
         return _answer(self._server().token("POST", pairs, headers), cors=True)
