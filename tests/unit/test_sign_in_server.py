@@ -278,6 +278,7 @@ def test_a_token_for_another_resource_is_refused(stack: SignInStack) -> None:
     other = "https://other.example/mcp"
     refused = stack.sign_in_as_person(stack.authorization(client_id, resource=other))
     assert refused.params["error"] == "invalid_target" and len(refused.person.steps) == 1
+    assert refused.params["iss"] == STACK and refused.params["state"]  # RFC 9207: errors too
     authorization = stack.sign_in_as_person(stack.authorization(client_id))
     at_token = stack.exchange(authorization, resource=other)
     assert at_token.status_code == 400 and at_token.json()["error"] == "invalid_target"

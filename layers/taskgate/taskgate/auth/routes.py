@@ -212,7 +212,7 @@ class SignInRoutes:
             grant = server.check_authorization(query)
         except OAuth2Error as error:
             if error.redirect_uri:  # the client and its redirect URI are good: tell the client
-                return _answer(server.handle_error_response(server.authorization_request(query), error))
+                return _answer(server.error_redirect(query, error))
             return _problem(400, "This sign-in request is not valid", str(error.description or error.error))
         pending = PendingSignIn(
             pending_id=secrets.token_urlsafe(24),
