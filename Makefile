@@ -4,19 +4,34 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
+.PHONY: setup serve serve-signin serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
 
 setup:
 	@scripts/bootstrap.sh
 
+# The local server serves the examples and the conformance fixtures the README's walkthrough,
+# `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
+# (default taskgate_tools). `make serve TOOL_MODULES=taskgate_tools` serves what deploys.
+TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 serve: setup
-	PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+	PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+
+# A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
+# whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
+# REST API (29 s, 504); "--timeout N" to change the cut.
+FRONT_PORT ?= 3001
+serve-front: setup
+	$(PY) -m tests.apigw_front --upstream http://127.0.0.1:$(PORT) --port $(FRONT_PORT) $(FRONT_ARGS)
+
+# The agent frameworks and hosts (tests/e2e/hosts/) through the API Gateway front: the matrix.
+hosts: setup
+	$(PY) -m pytest -q -s tests/e2e/test_hosts.py
 
 # The whole sign-in locally: the stack's own authorization server on PORT (registration,
 # metadata documents, consent) against a Cognito-shaped development identity provider on
 # PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
 serve-signin: setup
-	TASKGATE_SIGN_IN=dev PORT=$(PORT) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck
 	$(PY) -m pytest -q

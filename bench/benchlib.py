@@ -53,6 +53,8 @@ def lambda_env() -> dict[str, str]:
         "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "PYDANTIC_DISABLE_PLUGINS": "__all__",
+        # The sample events (events/api_tools_call_task.json) call the example fixtures.
+        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
         "PYTHONPATH": TASKGATE_PATH,
     }
 

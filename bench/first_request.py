@@ -201,10 +201,10 @@ def tree_env(tree: Path, python: Path) -> dict[str, str]:
 VARIANTS: dict[str, tuple[str, dict[str, str]]] = {
     "eager-sfn": ("from taskgate.adapters import aws_clients; aws_clients.client('stepfunctions')", {}),
     "eager-s3": ("from taskgate.adapters import aws_clients; aws_clients.client('s3')", {}),
-    "eager-2025": ("api_handler._server.eras[-1].era", {}),
+    "eager-2025": ("api_handler._root.era2025", {}),
     "eager-pydantic": ("import pydantic\nclass _M(pydantic.BaseModel):\n    a: int = 0", {}),
-    "eager-tools": ("from taskgate import wiring; wiring.tools()", {}),
-    "eager-schemas": ("from taskgate import wiring; [t.input_schema() for t in wiring.tools()]", {}),
+    "eager-tools": ("from taskgate import wiring; wiring.root().tools", {}),
+    "eager-schemas": ("from taskgate import wiring; [t.input_schema() for t in wiring.root().tools]", {}),
     "no-trim": ("", {"TASKGATE_BOTOCORE_TRIM": "0"}),
     "no-plugins": ("", {"PYDANTIC_DISABLE_PLUGINS": "__all__"}),
 }

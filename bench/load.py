@@ -170,6 +170,7 @@ async def start_server(owners: int, log_path: pathlib.Path, timeout: float = 60.
         "PORT": str(port),
         "HOST": "127.0.0.1",
         "PYTHONPATH": "layers/taskgate:layers/tools",
+        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",  # slow_compute and confirm_delete
         "TASKGATE_DEV_TOKENS": ",".join(f"{t}=bench-owner-{i}" for i, t in enumerate(tokens)),
     }
     env.pop("TASKGATE_BACKEND", None)

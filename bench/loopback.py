@@ -124,6 +124,7 @@ def start_ours(logdir: Path) -> Server:
         **base_env(),
         "PORT": str(port),
         "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/taskgate", "layers/tools")),
+        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",  # the fixture tools it calls
     }
     with log.open("wb") as out:
         proc = subprocess.Popen(

@@ -1,8 +1,8 @@
 """Section 4 worker: peak RSS of the ApiFunction handler over many invocations.
 
 Run by bench/run.py in a fresh process with the ApiFunction's environment. The
-handler module is loaded as Lambda loads it, with ``taskgate.wiring`` built on the
-in-memory fakes (no moto, no boto3 clients): the fake table keeps at most 256 rows
+handler module is loaded as Lambda loads it, on a composition root built on the
+in-memory ports (``taskgate.testing.memory``; no moto, no boto3 calls): the fake table keeps at most 256 rows
 and its workflow completes each task at once, so what grows is the server, not the
 fake. Invokes ``handler(event, context)`` with a rotating mix of API Gateway v2
 events (server/discover, tools/call, tasks/get of the task just created) and writes
@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import ROOT
-from tests.fakes import MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
+
+from taskgate import wiring
+from taskgate.clock import now_ms
+from taskgate.config import Settings
+from taskgate.root import Taskgate
+from taskgate.testing.memory import Memory, MemoryTaskStore, MemoryWorkflow
 
 RSS_START_KIB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
@@ -69,7 +74,8 @@ def main() -> None:
     args = parser.parse_args()
 
     store = MemoryTaskStore(capacity=256)
-    install_in_wiring(store, MemoryWorkflow(complete_into=store), MemorySessionStore())
+    memory = Memory(clock=now_ms, store=store, workflow=MemoryWorkflow(complete_into=store))
+    wiring.reset(to=Taskgate(Settings.from_env(), memory.ports(with_bucket=False)))
     real_stdout = sys.stdout
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Powertools' log lines and EMF metrics
     api = importlib.import_module("api_handler")

@@ -24,14 +24,17 @@ from typing import Any
 
 from benchlib import ROOT, median, p90
 from taskgate_cli import protocol
-from tests.fakes import CannedAws, MemorySessionStore, MemoryTaskStore, MemoryWorkflow, install_in_wiring
+from tests.fakes import CannedAws
 
 from taskgate import wiring
 from taskgate.clock import now_ms
+from taskgate.config import Settings
 from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
 from taskgate.http_app import create_app
 from taskgate.protocol.era import HttpReply
 from taskgate.protocol.server import McpServer
+from taskgate.root import Ports, Taskgate
+from taskgate.testing.memory import Memory, MemorySessionStore
 from taskgate.tools import Elicit
 
 JWT_OWNER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
@@ -198,11 +201,10 @@ def ok_reply(reply: Any) -> bool:
 
 
 def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any]]:
-    store = MemoryTaskStore()
-    workflow = MemoryWorkflow()
-    install_in_wiring(store, workflow, MemorySessionStore())
-    server = wiring.build_mcp_server()  # the no-op audit hook: our code only
-    settings = wiring.settings()
+    memory = Memory(clock=now_ms)
+    store = memory.store
+    settings = Settings.from_env()
+    server = Taskgate(settings, memory.ports(with_bucket=False)).server  # no audit hook: our code only
     info: dict[str, Any] = {}
 
     # A completed task with its result inline, read over and over.
@@ -304,6 +306,8 @@ def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any
     # The Lambda entry point: API Gateway v2 event -> Powertools decorators -> Mangum -> app.
     real_stdout = sys.stdout
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Powertools' log lines and EMF metrics go here
+    # The Lambda handler on a root of its own over the same fakes (its init adds the audit hook).
+    wiring.reset(to=Taskgate(settings, memory.ports(with_bucket=False)))
     api = load_api_handler()
     info["lambda_stdout"] = "devnull"
     template = json.loads((ROOT / "events" / "api_tasks_get.json").read_text())
@@ -346,8 +350,7 @@ def adapter_rows(batch: int, settings: Any) -> list[Row]:
 
     from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
     from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
-    from taskgate.domain.results import ResultStore
-    from taskgate.domain.service import TaskService
+    from taskgate.protocol.request_state import ephemeral_keys
 
     canned = CannedAws()
     session = boto3.session.Session(region_name="us-east-1")
@@ -356,15 +359,16 @@ def adapter_rows(batch: int, settings: Any) -> list[Row]:
     sfn = session.client("stepfunctions", config=config)
     canned.attach(ddb)
     canned.attach(sfn)
-    store = DynamoDBTaskStore(ddb, settings.task_table)
-    tasks = TaskService(
-        store,
-        StepFunctionsWorkflow(sfn, settings.state_machine_arn),
-        now_ms,
-        wiring.limits(settings),
-        ResultStore(None, max_inline_bytes=settings.max_inline_result_bytes),
+    store = DynamoDBTaskStore(lambda: ddb, settings.task_table)
+    sessions = MemorySessionStore()
+    ports = Ports(
+        store=lambda: store,
+        workflow=lambda: StepFunctionsWorkflow(lambda: sfn, settings.state_machine_arn),
+        sessions=lambda: sessions,
+        blobs=lambda: None,
+        request_state_keys=ephemeral_keys,
     )
-    server = wiring.build_mcp_server(tasks=tasks, session_store=MemorySessionStore())
+    server = Taskgate(settings, ports).server
     done = record(OWNERS[0])
     store.create(done)
     # Finish it by hand (CannedAws does not answer UpdateItem): a completed row with its result.

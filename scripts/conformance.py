@@ -275,6 +275,9 @@ def start_server(port: int, log_path: Path) -> subprocess.Popen[bytes]:
         "HOST": "127.0.0.1",
         "TASKGATE_BACKEND": "embedded",
         "PYTHONPATH": "layers/taskgate:layers/tools",
+        # The suite's fixtures first (it calls whichever tool is listed first, with no arguments);
+        # a deployment never serves them (ToolModules' default is taskgate_tools).
+        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
         "PYTHONUNBUFFERED": "1",
     }
     with log_path.open("wb") as out:

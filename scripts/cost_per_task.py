@@ -363,7 +363,7 @@ def _wait_store(task_id: str) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            record = wiring.store().get(task_id)
+            record = wiring.root().store.get(task_id)
             if record is not None and record.status.terminal:
                 return
             time.sleep(0.02)
@@ -378,7 +378,7 @@ HOUR_SCENARIOS = ("polls tasks/get for an hour", "waits on tasks/result for an h
 def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     from taskgate import wiring
 
-    server = wiring.mcp_server()
+    server = wiring.root().server
     requests = 0
     held = 0.0
 
@@ -400,7 +400,7 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         # Waiting is done off the meter (store reads) so only the client's polls count.
         deadline = time.monotonic() + 30
         while True:
-            record = wiring.store().get(task_id)
+            record = wiring.root().store.get(task_id)
             assert record is not None
             if record.status.value in statuses:
                 return {}
@@ -450,7 +450,7 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         with paused(meter):
             states = _execution_states(runtime, task_id)
     invocations = states.count("RunTool")
-    record = wiring.store().get(task_id)
+    record = wiring.root().store.get(task_id)
     return {
         "scenario": name,
         "status": record.status.value if record else "?",

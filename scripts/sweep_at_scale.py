@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         def build() -> tuple[DynamoDBTaskStore, StepFunctionsWorkflow, dict[str, str]]:
             name = f"tasks-{time.monotonic_ns()}"
             ddb.create_table(TableName=name, **TABLE_DEFINITION)
-            store = DynamoDBTaskStore(ddb, name)
-            workflow = StepFunctionsWorkflow(sfn, machine)
+            store = DynamoDBTaskStore(lambda: ddb, name)
+            workflow = StepFunctionsWorkflow(lambda: sfn, machine)
             kinds: dict[str, str] = {}
             n = 0
             for kind, count, status, quiet, execution in mix(args.tasks):
@@ -188,7 +188,7 @@ def old_sweep(store: Any, workflow: Any) -> int:
     """The sweep as it was: every live task read and judged one by one, a
     DescribeExecution for every quiet one (parked tasks included), nothing isolated."""
     swept = 0
-    for task_id in store.list_active():
+    for task_id in [t for page in store.active_pages() for t in page]:
         record = store.get(task_id)
         if record is None or record.status.terminal:
             continue

@@ -48,12 +48,12 @@ def trace(tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None) -
 
     runtime = EmbeddedAws().start()
     try:
-        service = wiring.task_service()
+        service = wiring.root().tasks
         record = service.create(owner="trace", tool=tool, arguments=arguments)
         deadline = time.monotonic() + 120
         answered = False
         while True:
-            row = wiring.store().get(record.task_id)
+            row = wiring.root().store.get(record.task_id)
             assert row is not None
             if row.status.value == "input_required" and answer and not answered:
                 service.submit_input("trace", record.task_id, answer)

@@ -112,3 +112,59 @@ def unicode_result(args: UnicodeInput, ctx: ToolContext) -> str:
 def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
     ctx.close_stream()
     return unicode_text(args.kilobytes)
+
+
+# --- the hosts matrix (tests/e2e/test_hosts.py) ----------------------------------------------
+# Where `long_work` keeps each run's state, so a test can see from outside whether the work
+# still runs after its caller cancelled (a plain call has no task to ask about).
+RUNS_DIR_VARIABLE = "TASKGATE_TEST_RUNS_DIR"
+TICK_SECONDS = 0.25
+
+
+class LongWorkInput(BaseModel):
+    seconds: float = Field(default=45, ge=0, le=3600, description="How long to work")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+
+
+def _keep_run_state(run: str, **state: Any) -> None:
+    import json
+    import os
+    import time
+    from pathlib import Path
+
+    folder = os.environ.get(RUNS_DIR_VARIABLE)
+    if not folder or not run:
+        return
+    path = Path(folder) / f"{run}.json"
+    scratch = path.with_suffix(f".{os.getpid()}.tmp")
+    scratch.write_text(json.dumps({**state, "updated": time.time()}))
+    scratch.replace(path)  # a reader never sees half a file
+
+
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled.",
+    task_support="optional",
+)
+def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    import time
+
+    from taskgate.tools.context import TaskCancelled
+
+    started = time.time()
+    ticks = max(1, round(args.seconds / TICK_SECONDS))
+    state = {"started": started, "task": ctx.task_id}
+    try:
+        for tick in range(1, ticks + 1):
+            if ctx.cancelled():
+                raise TaskCancelled(ctx.task_id or "plain call")
+            _keep_run_state(args.run, state="running", beats=tick, **state)
+            ctx.progress(f"{args.run or 'work'}: {tick} of {ticks}", progress=tick, total=ticks)
+            time.sleep(TICK_SECONDS)
+    except TaskCancelled:
+        _keep_run_state(args.run, state="cancelled", beats=tick, **state)
+        raise
+    except BaseException as exc:
+        _keep_run_state(args.run, state=f"ended: {type(exc).__name__}", beats=tick, **state)
+        raise
+    _keep_run_state(args.run, state="completed", beats=ticks, **state)
+    return f"long_work {args.run} finished after {args.seconds:g} seconds"

@@ -18,7 +18,6 @@ from mangum import Mangum
 
 from taskgate import snapstart, wiring
 from taskgate.adapters import aws_clients
-from taskgate.http_app import create_app
 from taskgate.observability import attach_library_logs, audit_hook
 
 if TYPE_CHECKING:
@@ -32,22 +31,16 @@ attach_library_logs(logger)
 # and StartExecution carries the trace header on to the execution and the worker.
 
 # Validated at init: a misconfigured function fails its cold start, saying why.
-_settings = wiring.settings().require("state_machine_arn")
+_root = wiring.root()
+_root.settings.require("state_machine_arn")
+_root.on_audit(audit_hook(logger, metrics))
 # Built during init: what every request needs, and nothing else - the DynamoDB client
 # (every method reads or writes the table), the dispatchers, the app and Mangum. The
 # Step Functions and S3 clients and the tool modules (their pydantic models and
 # schemas) are built by the first request that uses them, so a tasks/get cold start
-# never pays for them.
-_server = wiring.build_mcp_server(audit=audit_hook(logger, metrics))
-app = create_app(
-    lambda: _server,
-    anonymous_owner=_settings.anonymous_owner,
-    max_body_bytes=_settings.max_body_bytes,
-    inline=True,
-    security=wiring.transport_security(),
-    # AuthMode JWT: tokens are checked here, not by API Gateway (see taskgate/auth).
-    sign_in=wiring.sign_in(),
-)
+# never pays for them. AuthMode JWT: tokens are checked here, not by API Gateway.
+_built = (_root.server, _root.era2026, _root.tasks)
+app = _root.app(inline=True)
 _mangum = Mangum(app, lifespan="off")
 aws_clients.client("dynamodb")  # every request reads the table
 snapstart.install()  # with SnapStart: fresh clients and random state in each restored environment

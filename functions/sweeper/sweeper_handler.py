@@ -16,14 +16,15 @@ tracer = Tracer()
 metrics = Metrics()
 attach_library_logs(logger)
 # Validated at init: a misconfigured function fails its cold start, saying why.
-wiring.settings().require("state_machine_arn")
+_root = wiring.root()
+_root.settings.require("state_machine_arn")
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    report = wiring.sweeper().sweep(context.get_remaining_time_in_millis)
+    report = _root.sweeper.sweep(context.get_remaining_time_in_millis)
     for task_id, reason in report.failed.items():
         logger.warning(
             "task failed by sweeper", extra={"audit": "status_changed", "taskId": task_id, "reason": reason}

@@ -17,11 +17,11 @@ tracer = Tracer()
 metrics = Metrics()
 attach_library_logs(logger)
 # Validated at init: a misconfigured function fails its cold start, saying why.
-wiring.settings()
+_root = wiring.root()
 # What every step uses, built at init (in the snapshot, with SnapStart): the tools and
 # their models, the DynamoDB client.
-wiring.worker()
-len(wiring.tools())
+_worker = _root.worker
+len(_root.tools)
 aws_clients.client("dynamodb")
 snapstart.install()
 
@@ -48,7 +48,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.thread_safe_append_keys(taskId=task_id, executionArn=step.executionArn)
     # A ServiceUnavailable raised here reaches the state machine as that error name,
     # which RunTool retries with backoff and jitter (statemachines/task.asl.json).
-    outcome = wiring.worker().run_step(task_id, context.get_remaining_time_in_millis, retries=step.retryCount)
+    outcome = _worker.run_step(task_id, context.get_remaining_time_in_millis, retries=step.retryCount)
     record_step(logger, metrics, task_id, outcome)
     # Parking and continuing leave RunTool through its Catch rules (task.asl.json).
     outcome.raise_signal()

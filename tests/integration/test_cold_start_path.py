@@ -81,6 +81,8 @@ def _cold_start(*events: str | pathlib.Path) -> dict[str, dict[str, Any]]:
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
         "POWERTOOLS_SERVICE_NAME": "taskgate",
+        # The sample events call the example fixtures.
+        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
     }
     done = subprocess.run(
         [sys.executable, "-c", CHILD, *(str(ROOT / "events" / e) for e in events)],  # absolute paths stay

@@ -40,7 +40,7 @@ def _wait_all(task_ids: list[str], status: TaskStatus, timeout: float = 60) -> d
     rows: dict[str, Any] = {}
     while pending and time.monotonic() < deadline:
         for task_id in list(pending):
-            record = wiring.store().get(task_id)
+            record = wiring.root().store.get(task_id)
             assert record is not None
             rows[task_id] = record
             if record.status is status or record.status.terminal:
@@ -73,7 +73,7 @@ def _verdict(era: str, task_ids: list[str]) -> dict[str, Any]:
         t
         for t, r in rows.items()
         if r.status is TaskStatus.COMPLETED
-        and wiring.task_service().with_result(r).result["content"][0]["text"] == EXPECTED  # type: ignore[index]
+        and wiring.root().tasks.with_result(r).result["content"][0]["text"] == EXPECTED  # type: ignore[index]
     ]
     print(f"\n{era}: {len(task_ids)} tasks, {len(completed)} completed, {len(stuck)} stuck with no question")
     return {"stuck": stuck, "completed": len(completed), "others": {t: r.status for t, r in rows.items()}}
@@ -99,7 +99,7 @@ def test_concurrent_tasks_update_calls_leave_no_task_stuck(aws: EmbeddedAws) -> 
 
 
 def _server_call(body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
-    return wiring.mcp_server().handle(body, {**H2025, **(headers or {})}, OWNER)
+    return wiring.root().server.handle(body, {**H2025, **(headers or {})}, OWNER)
 
 
 def _events(reply: Any) -> list[dict[str, Any]]:
@@ -119,7 +119,7 @@ def _result_stream_2025(session: str, task_id: str) -> tuple[list[dict[str, Any]
     for _ in range(40):
         if len(asked) == 2:
             return asked, last
-        resumed = wiring.mcp_server().handle_get(
+        resumed = wiring.root().server.handle_get(
             {**H2025, "mcp-session-id": session, "last-event-id": last}, OWNER
         )
         events = _events(resumed)
@@ -130,7 +130,7 @@ def _result_stream_2025(session: str, task_id: str) -> tuple[list[dict[str, Any]
 
 def _result_after(session: str, last: str) -> dict[str, Any]:
     for _ in range(60):
-        reply = wiring.mcp_server().handle_get(
+        reply = wiring.root().server.handle_get(
             {**H2025, "mcp-session-id": session, "last-event-id": last}, OWNER
         )
         events = _events(reply)

@@ -152,10 +152,10 @@ def test_cancel_while_working_stops_the_tool_and_stays_cancelled(
 
 def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
     """The worker finishing after a cancel: its conditional write loses."""
-    service = wiring.task_service()
+    service = wiring.root().tasks
     record = service.create(owner="o", tool="slow_compute", arguments={"seconds": 30})
     service.cancel("o", record.task_id)
-    wrote = wiring.store().finish(
+    wrote = wiring.root().store.finish(
         record.task_id,
         status=TaskStatus.COMPLETED,
         outcome=Outcome.SUCCESS,
@@ -166,7 +166,7 @@ def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
         alive=record.kept_alive(now_ms()),
     )
     assert wrote is False
-    row = wiring.store().get(record.task_id)
+    row = wiring.root().store.get(record.task_id)
     assert row is not None and row.status is TaskStatus.CANCELLED and row.result is None
 
 
@@ -203,7 +203,7 @@ def test_expired_task_is_gone_before_dynamodb_deletes_it(
     row = table_items(aws)[0]
     expires_ms = int(row["expiresAt"]["N"]) * 1000
     # Move the service's clock past the expiry; the row is still in the table.
-    service = wiring.task_service()
+    service = wiring.root().tasks
     monkeypatch.setattr(service, "_clock", lambda: expires_ms + 1)
     body = mcp.request("tasks/get", {"taskId": task_id})
     assert body["error"]["code"] == -32602
@@ -217,7 +217,7 @@ def test_ttl_is_the_effective_one_and_the_table_attribute_is_epoch_seconds(
 ) -> None:
     monkeypatch.setenv("MAX_TTL_MS", "120000")
     wiring.reset()
-    record = wiring.task_service().create(
+    record = wiring.root().tasks.create(
         owner="o", tool="slow_compute", arguments={"seconds": 0}, requested_ttl_ms=10**9
     )
     assert record.ttl_ms == 120_000
@@ -250,8 +250,8 @@ def test_an_unexpected_tool_exception_fails_without_a_trace(
     def crash(args: Any, ctx: Any) -> str:
         raise ZeroDivisionError("secret detail")
 
-    broken = dataclasses.replace(wiring.tools().get("slow_compute"), fn=crash)  # type: ignore[type-var]
-    monkeypatch.setitem(wiring.tools()._tools, "slow_compute", broken)
+    broken = dataclasses.replace(wiring.root().tools.get("slow_compute"), fn=crash)  # type: ignore[type-var]
+    monkeypatch.setitem(wiring.root().tools._tools, "slow_compute", broken)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     done = mcp.wait(task_id)
     assert done["status"] == "failed"
@@ -265,7 +265,7 @@ def test_a_failed_start_leaves_no_working_task(
     def refuse(task_id: str, input_wait_seconds: int) -> None:
         raise RuntimeError("StartExecution throttled")
 
-    monkeypatch.setattr(wiring.workflow(), "start", refuse)
+    monkeypatch.setattr(wiring.root().workflow, "start", refuse)
     body = mcp.request("tools/call", {"name": "slow_compute", "arguments": {"seconds": 1}})
     assert body["error"]["code"] == -32603
     rows = table_items(aws)
@@ -332,11 +332,11 @@ def test_a_question_asked_after_cancel_never_parks_the_task(
         ctx.ask("late_question", Elicit(message="Still there?", properties={"ok": {"type": "boolean"}}))
         return "unreachable"
 
-    asking = dataclasses.replace(wiring.tools().get("confirm_delete"), fn=slow_then_ask)  # type: ignore[type-var]
-    monkeypatch.setitem(wiring.tools()._tools, "confirm_delete", asking)
+    asking = dataclasses.replace(wiring.root().tools.get("confirm_delete"), fn=slow_then_ask)  # type: ignore[type-var]
+    monkeypatch.setitem(wiring.root().tools._tools, "confirm_delete", asking)
     # StopExecution lost or late: only the conditional writes stand between the
     # cancel and a parked task.
-    monkeypatch.setattr(wiring.workflow(), "stop", lambda task_id, reason: None)
+    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason: None)
     task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     assert running.wait(10)
     mcp.result("tasks/cancel", {"taskId": task_id})
@@ -352,15 +352,15 @@ def test_a_question_asked_after_cancel_never_parks_the_task(
 def test_a_cancel_between_asking_and_parking_wins(
     mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = wiring.store()
+    store = wiring.root().store
     original_ask = store.ask
 
     def ask_then_cancel(task_id: str, *args: Any, **kwargs: Any) -> None:
         original_ask(task_id, *args, **kwargs)
-        wiring.task_service().cancel("anonymous", task_id)  # lands before the park write
+        wiring.root().tasks.cancel("anonymous", task_id)  # lands before the park write
 
     monkeypatch.setattr(store, "ask", ask_then_cancel)
-    monkeypatch.setattr(wiring.workflow(), "stop", lambda task_id, reason: None)
+    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason: None)
     task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
     # The park write's condition loses and the Catch recognises the race (no RecordFailure).

@@ -69,7 +69,7 @@ def _with_task(name: str, task_id: str) -> dict[str, Any]:
 
 def _settled(task_id: str, *statuses: str) -> Any:
     deadline = time.monotonic() + 10
-    while (row := wiring.store().get(task_id)) is None or row.status.value not in statuses:
+    while (row := wiring.root().store.get(task_id)) is None or row.status.value not in statuses:
         assert time.monotonic() < deadline, row
         time.sleep(0.05)
     return row
@@ -105,13 +105,13 @@ def test_api_tools_call_creates_a_task_owned_by_the_jwt_subject(aws: EmbeddedAws
     status, body = _invoke_api("api_tools_call_task.json")
     assert status == 200
     task_id = body["result"]["taskId"]
-    record = wiring.store().get(task_id)
+    record = wiring.root().store.get(task_id)
     assert record is not None
     assert record.owner == "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
     # Its owner can read it; an anonymous caller cannot tell it exists.
-    assert wiring.task_service().get(record.owner, task_id).task_id == task_id
+    assert wiring.root().tasks.get(record.owner, task_id).task_id == task_id
     with pytest.raises(TaskNotFound):
-        wiring.task_service().get(wiring.settings().anonymous_owner, task_id)
+        wiring.root().tasks.get(wiring.root().settings.anonymous_owner, task_id)
 
 
 def test_api_tasks_get_unknown_is_32602(aws: EmbeddedAws) -> None:
@@ -136,9 +136,9 @@ def test_worker_step_event(aws: EmbeddedAws) -> None:
     # The sample names no existing task: the step is a no-op, not a crash.
     assert worker.handler(_event("worker_step.json"), Context()) == {"kind": "finished", "status": None}
     # With a real task id it runs the tool to the end.
-    record = wiring.task_service().create(owner="o", tool="greet", arguments={"name": "Event"})
+    record = wiring.root().tasks.create(owner="o", tool="greet", arguments={"name": "Event"})
     deadline = time.monotonic() + 5
-    while (row := wiring.store().get(record.task_id)) and not row.status.terminal:
+    while (row := wiring.root().store.get(record.task_id)) and not row.status.terminal:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert row is not None and row.result is not None

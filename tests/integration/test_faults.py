@@ -20,7 +20,7 @@ from taskgate import wiring
 from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
 from tests.faults import Faults
-from tests.integration.conftest import table_items
+from tests.integration.conftest import active_ids, table_items
 from tests.mcp_client import Mcp
 
 ASL = json.loads(
@@ -56,12 +56,12 @@ def _settle(aws: EmbeddedAws, timeout: float = 15) -> list[dict[str, Any]]:
         if time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    sweeper = wiring.sweeper()
+    sweeper = wiring.root().sweeper
     sweeper._stale_after = 0  # the bound has passed
     sweeper.sweep()
     rows = _tasks(aws)
     assert all(r["status"]["S"] in {"completed", "failed", "cancelled"} for r in rows), rows
-    assert wiring.store().list_active() == []
+    assert active_ids() == []
     return rows
 
 
@@ -89,7 +89,7 @@ def test_start_execution_fails(mcp: Mcp, aws: EmbeddedAws, faults: Faults) -> No
 
 def test_crash_between_put_and_start(mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        wiring.workflow(), "start", lambda task_id, input_wait_seconds: None
+        wiring.root().workflow, "start", lambda task_id, input_wait_seconds: None
     )  # the call never happened
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     assert mcp.get(task_id)["status"] == "working"
@@ -248,8 +248,8 @@ def test_stop_execution_fails_on_cancel(mcp: Mcp, aws: EmbeddedAws, faults: Faul
 def test_execution_ends_without_a_result(mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> None:
     # An execution that ended behind our back (stopped from the console, a quota) while
     # the row is still active: Step Functions reports it ended, the row says working.
-    monkeypatch.setattr(wiring.workflow(), "start", lambda task_id, input_wait_seconds: None)
-    monkeypatch.setattr(wiring.workflow(), "status", lambda task_id: "ABORTED")
+    monkeypatch.setattr(wiring.root().workflow, "start", lambda task_id, input_wait_seconds: None)
+    monkeypatch.setattr(wiring.root().workflow, "status", lambda task_id: "ABORTED")
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     (row,) = _settle(aws)
     assert row["taskId"]["S"] == task_id and row["status"]["S"] == "failed"
@@ -265,7 +265,7 @@ def test_execution_ends_without_a_result(mcp: Mcp, aws: EmbeddedAws, monkeypatch
 def test_deadline_exceeded(mcp: Mcp, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch) -> None:
     task_id = mcp.call("slow_compute", {"seconds": 30})["taskId"]
     mcp.wait(task_id, {"working"})
-    wiring.sweeper()._max_runtime = 1  # ms: everything alive is past it
+    wiring.root().sweeper._max_runtime = 1  # ms: everything alive is past it
     rows = _settle(aws)
     assert rows[0]["statusMessage"]["S"] == "The task exceeded its maximum run time."
     _record(
@@ -304,9 +304,9 @@ def test_cancel_after_completion_keeps_completed(mcp: Mcp, aws: EmbeddedAws) -> 
 
 def test_duplicate_and_late_send_task_success(mcp: Mcp, aws: EmbeddedAws) -> None:
     task_id = mcp.call("confirm_delete", {"filename": "a"})["taskId"]
-    parked = wiring.store().get(task_id)
+    parked = wiring.root().store.get(task_id)
     mcp.wait(task_id, {"input_required"})
-    token = wiring.store().get(task_id).task_token  # type: ignore[union-attr]
+    token = wiring.root().store.get(task_id).task_token  # type: ignore[union-attr]
     assert parked is not None and token
     mcp.result(
         "tasks/update",
@@ -320,7 +320,7 @@ def test_duplicate_and_late_send_task_success(mcp: Mcp, aws: EmbeddedAws) -> Non
     # step; once it has ended the token is refused, as AWS refuses it at once.
     _wait_executions(aws)
     # The same token again (a retried request, a replayed message): refused, nothing changes.
-    assert wiring.workflow().resume(token) is False
+    assert wiring.root().workflow.resume(token) is False
     assert _settle(aws)[0]["status"]["S"] == "completed"
     _record("SendTaskSuccess twice / after the end", "race", "completed", "second is InvalidToken, ignored")
 

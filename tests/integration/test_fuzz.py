@@ -45,7 +45,6 @@ from moto.dynamodb.models import dynamodb_backends
 from starlette.testclient import TestClient
 
 from taskgate import wiring
-from taskgate.http_app import create_app
 from taskgate.local import moto_fixes
 from taskgate.local.dev_auth import DevAuthMiddleware
 from taskgate.local.runtime import REGION, EmbeddedAws
@@ -698,13 +697,13 @@ def env(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Ite
     monkeypatch.setenv("STREAM_MAX_SECONDS", "0.3")
     monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
     wiring.reset()
-    s = wiring.settings()
-    app = create_app(wiring.mcp_server, anonymous_owner=s.anonymous_owner, max_body_bytes=s.max_body_bytes)
+    s = wiring.root().settings
+    app = wiring.root().app()
     served = DevAuthMiddleware(app, DEV_TOKENS)
     with TestClient(served, raise_server_exceptions=False, base_url="http://localhost") as client:
         yield Env(client, aws, _seed(client), s.max_body_bytes, served)
     # Stop whatever the fuzz left running before moto goes away under it.
-    service = wiring.task_service()
+    service = wiring.root().tasks
     for task_id, item in task_rows(aws).items():
         if item.get("status", {}).get("S") in ("working", "input_required"):
             with contextlib.suppress(Exception):
@@ -920,7 +919,7 @@ def test_every_tool_is_fuzzed(aws: EmbeddedAws) -> None:
     # Tools registered by other test modules (tests/fixture_tools.py) are not the server's.
     served = {
         t.name
-        for t in wiring.tools()
+        for t in wiring.root().tools
         if t.fn.__module__.startswith(("taskgate_tools", "taskgate_conformance"))
     }
     assert served and served <= set(TOOL_ARGS)

@@ -13,7 +13,7 @@ import tests.fixture_tools as fixture_tools
 from taskgate import wiring
 from taskgate.clock import ms_from_iso, now_ms
 from taskgate.local.runtime import RESULT_BUCKET, EmbeddedAws
-from tests.integration.conftest import owner_client, table_items
+from tests.integration.conftest import active_ids, owner_client, table_items
 from tests.mcp_client import Legacy, Mcp
 
 assert fixture_tools  # registers big_result and quiet_work
@@ -142,7 +142,7 @@ def test_the_active_index_holds_exactly_the_live_tasks(mcp: Mcp, aws: EmbeddedAw
     parked = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     mcp.wait(finished)
     mcp.wait(parked, {"input_required"})
-    assert sorted(wiring.store().list_active()) == sorted([running, parked])
+    assert sorted(active_ids()) == sorted([running, parked])
     mcp.result("tasks/cancel", {"taskId": running})
     mcp.result("tasks/cancel", {"taskId": parked})
-    assert wiring.store().list_active() == []
+    assert active_ids() == []

@@ -18,6 +18,7 @@ import boto3
 import pytest
 
 from taskgate import wiring
+from taskgate.config import EXAMPLE_TOOL_MODULES
 from taskgate.local.endpoint import running
 from taskgate.local.runtime import RESULT_BUCKET, TABLE_NAME
 from taskgate.local.sam_local import with_task_id
@@ -44,6 +45,7 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("endpoint") / "endpoint.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env["PYTHONPATH"] = os.pathsep.join(str(ROOT / p) for p in ("layers/taskgate", "layers/tools"))
+    env["TOOL_MODULES"] = EXAMPLE_TOOL_MODULES  # the sample events call the example fixtures
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
@@ -86,6 +88,7 @@ def api(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         "AWS_REGION": "us-east-1",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
+        "TOOL_MODULES": EXAMPLE_TOOL_MODULES,
     }.items():
         monkeypatch.setenv(key, value)
     wiring.reset()

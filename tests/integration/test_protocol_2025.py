@@ -268,7 +268,7 @@ def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pyt
     theirs = bob.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
         "task"
     ]["taskId"]
-    service = wiring.task_service()
+    service = wiring.root().tasks
     original = service.list
     monkeypatch.setattr(service, "list", lambda owner, cursor, limit=2: original(owner, cursor, limit))
     seen: list[str] = []
@@ -331,7 +331,7 @@ def test_cancelling_a_plain_call_that_asked_cancels_its_hidden_task(legacy: Lega
     (task_id,) = [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]]
     message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     assert legacy.http.post("/mcp", json=message, headers=legacy.headers()).status_code == 202
-    assert wiring.store().get(task_id).status.value == "cancelled"  # type: ignore[union-attr]
+    assert wiring.root().store.get(task_id).status.value == "cancelled"  # type: ignore[union-attr]
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
     arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + ":" + task_id
     deadline = time.monotonic() + 10

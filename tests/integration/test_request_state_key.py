@@ -10,16 +10,18 @@ from taskgate import wiring
 from taskgate.adapters import aws_clients
 from taskgate.adapters.secrets import SecretsManagerSecret
 from taskgate.domain.errors import DependencyFailure
+from taskgate.lazy import Lazy
 from taskgate.local.runtime import REGION, EmbeddedAws
 from taskgate.protocol.errors import RpcError
 from taskgate.protocol.request_state import Carried, RequestStates
+from taskgate.protocol.sealing import KeyRing
 from tests.integration.conftest import owner_client
 
 WHERE = {"method": "tools/call", "target": "t", "arguments": {}}
 
 
 def test_the_runtime_makes_a_secret_and_the_adapter_reads_it(aws: EmbeddedAws) -> None:
-    assert wiring.settings().request_state_secret_arn == aws.request_state_secret_arn
+    assert wiring.root().settings.request_state_secret_arn == aws.request_state_secret_arn
     value = SecretsManagerSecret(
         lambda: aws_clients.client("secretsmanager"), aws.request_state_secret_arn
     ).value()
@@ -30,18 +32,16 @@ def test_the_runtime_makes_a_secret_and_the_adapter_reads_it(aws: EmbeddedAws) -
 
 
 def test_two_instances_share_the_key_another_secret_does_not_open(aws: EmbeddedAws) -> None:
-    first = RequestStates(wiring.request_state_keys, ttl_ms=60_000, clock=lambda: 1_000)
-    second = RequestStates(wiring.request_state_keys, ttl_ms=60_000, clock=lambda: 1_000)
+    # Two instances: two roots from the same environment, each reading the secret itself.
+    first = wiring.from_env().request_states
+    second = wiring.from_env().request_states
     token = first.seal(Carried({"k": 1}, "s"), owner="alice", **WHERE)
     assert second.open(token, owner="alice", **WHERE) == Carried({"k": 1}, "s")
     other_arn = boto3.client("secretsmanager", region_name=REGION).create_secret(
         Name="another", SecretString="x" * 64
     )["ARN"]
-    stranger = RequestStates(
-        lambda: [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), other_arn).value()],
-        ttl_ms=60_000,
-        clock=lambda: 1_000,
-    )
+    secret = SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), other_arn)
+    stranger = RequestStates(Lazy(lambda: KeyRing([secret.value()])), ttl_ms=60_000, clock=lambda: 1_000)
     with pytest.raises(RpcError):
         stranger.open(token, owner="alice", **WHERE)
 

@@ -77,7 +77,8 @@ def test_a_large_result_is_read_in_parts_from_s3(small_responses: None, http: Te
 
 
 def test_subscriptions_live_in_the_table(aws: EmbeddedAws) -> None:
-    store = DynamoDBSessionStore(boto3.client("dynamodb", region_name="us-east-1"), aws.table_name, now_ms)
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    store = DynamoDBSessionStore(lambda: ddb, aws.table_name, now_ms)
     expires = now_ms() + 60_000
     store.create_session(Session("s1", "alice", "2025-11-25", expires))
     assert store.subscriptions("s1") == {}

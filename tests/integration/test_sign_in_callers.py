@@ -40,8 +40,8 @@ def stack(aws: EmbeddedAws) -> Iterator[SignInStack]:
         lambda: boto3.client("secretsmanager", region_name="us-east-1"), aws.sign_in_key_secret_arn
     )
     yield build_stack(
-        wiring.mcp_server,
-        DynamoDBSignInStore(ddb, aws.table_name),
+        lambda: wiring.root().server,
+        DynamoDBSignInStore(lambda: ddb, aws.table_name),
         env=sign_in_env(TASK_TABLE=aws.table_name, STATE_MACHINE_ARN=aws.state_machine_arn),
         keys=secrets.versions,
     )

@@ -53,9 +53,12 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     assert _tree(own_build) == before
     layer = build / "TaskgateLayer" / "python"
     assert (layer / "taskgate" / "protocol" / "server.py").exists()
-    # Development-only code (moto patches, the dev authorizer, uvicorn) never ships.
+    # Development-only code (moto patches, the dev authorizer, uvicorn) and the in-memory
+    # ports of taskgate.testing never ship.
     assert not (layer / "taskgate" / "local").exists()
     assert not list(layer.rglob("taskgate/local*"))
+    assert not (layer / "taskgate" / "testing").exists()
+    assert not list(layer.rglob("taskgate/testing*"))
     # No pyOpenSSL: botocore's urllib3 would load it, and it imports cryptography at every
     # cold start (tests/integration/test_sign_in_cold_start.py relies on its absence).
     assert not (layer / "OpenSSL").exists()

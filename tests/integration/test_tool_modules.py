@@ -1,4 +1,4 @@
-"""Which tools a deployment serves is ToolModules, in order; prod serves no test fixtures."""
+"""Which tools a deployment serves is ToolModules, in order; by default no test fixture."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import os
 import pathlib
 import subprocess
 import sys
-import tomllib
 
 from cfnlint.decode import decode
 
-from taskgate.config import DEFAULT_TOOL_MODULES
+from taskgate.config import DEFAULT_TOOL_MODULES, EXAMPLE_TOOL_MODULES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -30,7 +29,7 @@ def served(tool_modules: str | None) -> list[tuple[str, str]]:
             sys.executable,
             "-c",
             "import json; from taskgate import wiring;"
-            "print(json.dumps([(t.name, t.fn.__module__.split('.')[0]) for t in wiring.tools()]))",
+            "print(json.dumps([(t.name, t.fn.__module__.split('.')[0]) for t in wiring.root().tools]))",
         ],
         env=env,
         capture_output=True,
@@ -41,25 +40,24 @@ def served(tool_modules: str | None) -> list[tuple[str, str]]:
     return [(name, module) for name, module in json.loads(done.stdout)]
 
 
-def test_the_default_lists_the_conformance_fixtures_first_then_the_deployers_tools() -> None:
+def test_the_default_serves_the_deployers_tools_and_no_fixture() -> None:
     tools = served(None)
+    assert {module for _, module in tools} == {"taskgate_tools"}
+    assert {"orders_report", "archive_orders"} <= {name for name, _ in tools}
+
+
+def test_the_examples_list_the_conformance_fixtures_first_then_the_deployers_tools() -> None:
+    tools = served(EXAMPLE_TOOL_MODULES)
     assert tools[0] == ("greet", "taskgate_conformance")  # the suite calls the first tool listed, with {}
     modules = [module for _, module in tools]
     fixtures = modules.count("taskgate_conformance")
     assert fixtures > 1 and modules == ["taskgate_conformance"] * fixtures + ["taskgate_tools"] * (
         len(tools) - fixtures
     )
-    assert {"orders_report", "archive_orders"} <= {name for name, _ in tools}
+    assert [tool for tool in tools if tool[1] == "taskgate_tools"] == served(None)
 
 
-def test_the_deployers_tools_alone_serve_no_fixture() -> None:
-    ours = [tool for tool in served(None) if tool[1] == "taskgate_tools"]
-    assert served("taskgate_tools") == ours
-
-
-def test_template_default_and_prod_environment() -> None:
+def test_template_default_is_the_settings_default() -> None:
     template, matches = decode(str(ROOT / "template.yaml"))
     assert not matches and template is not None
     assert template["Parameters"]["ToolModules"]["Default"] == DEFAULT_TOOL_MODULES
-    prod = tomllib.loads((ROOT / "samconfig.toml").read_text())["prod"]["deploy"]["parameters"]
-    assert "ToolModules=taskgate_tools" in prod["parameter_overrides"]

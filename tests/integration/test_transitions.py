@@ -54,7 +54,7 @@ class DynamoUnderTest:
     def __init__(self, aws: EmbeddedAws, *, park_by: str = "AwaitInput", fail_by: str = "adapter") -> None:
         self.ddb = boto3.client("dynamodb", region_name="us-east-1")
         self.table = aws.table_name
-        self.store = DynamoDBTaskStore(self.ddb, self.table)
+        self.store = DynamoDBTaskStore(lambda: self.ddb, self.table)
         self._n = 0
         self._fail_by = fail_by
 
@@ -125,4 +125,4 @@ def test_dynamodb_lets_only_the_last_answer_resume(aws: EmbeddedAws) -> None:
 
 
 def test_the_adapter_is_the_one_wiring_uses(aws: EmbeddedAws) -> None:
-    assert isinstance(wiring.store(), DynamoDBTaskStore)
+    assert isinstance(wiring.root().store, DynamoDBTaskStore)

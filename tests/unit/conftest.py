@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from taskgate.http_app import create_app
 from tests.fakes import World
 from tests.mcp_client import Legacy, Mcp
 
@@ -49,7 +48,7 @@ def mcp(world: World) -> Mcp:
 @pytest.fixture
 def http(world: World) -> Iterator[TestClient]:
     """The Starlette app over the fakes, called in-process (no socket)."""
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(app, base_url="http://localhost") as client:
         yield client
 

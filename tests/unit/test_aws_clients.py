@@ -7,7 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from taskgate import wiring
 from taskgate.adapters import aws_clients
+from taskgate.config import Settings
+
+ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:t"
 
 
 @pytest.fixture(autouse=True)
@@ -32,13 +36,13 @@ def test_the_endpoint_override_reaches_every_client(monkeypatch: pytest.MonkeyPa
         assert aws_clients.client(service).meta.endpoint_url == "http://host.docker.internal:4599"
 
 
-def test_a_lazy_client_is_made_by_its_first_call_and_follows_a_refresh() -> None:
-    lazy = aws_clients.LazyClient("stepfunctions")
+def test_a_client_is_made_by_the_adapters_first_call_and_follows_a_refresh() -> None:
+    workflow = wiring.aws_ports(Settings(task_table="t", state_machine_arn=ARN)).workflow()
     assert "stepfunctions" not in aws_clients._clients
-    assert lazy.meta.region_name == "eu-west-1"
+    assert workflow._sfn.meta.region_name == "eu-west-1"  # type: ignore[attr-defined]
     made = aws_clients.client("stepfunctions")
-    assert lazy.meta is made.meta
+    assert workflow._sfn is made  # type: ignore[attr-defined]
     aws_clients.refresh()
     assert set(aws_clients._clients) == {"stepfunctions"}  # only what had been made
     assert aws_clients.client("stepfunctions") is not made
-    assert lazy.meta is aws_clients.client("stepfunctions").meta
+    assert workflow._sfn is aws_clients.client("stepfunctions")  # type: ignore[attr-defined]

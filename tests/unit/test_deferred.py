@@ -1,57 +1,49 @@
-"""What the API's init leaves to first use: tool modules (the registry imports them on its
-first look) and the 2025-11-25 era (built by the first request that speaks it)."""
+"""What the API's init leaves to first use (the composition root builds each part on its
+first use, ``taskgate.lazy``): tool modules, the 2025-11-25 era, the 2026 catalogue."""
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from taskgate.protocol.deferred import DeferredEra
-from taskgate.protocol.era import Era
-from taskgate.protocol.server import McpServer
-from taskgate.tools.registry import ToolRegistry
-from tests.fakes import World
+from taskgate.lazy import Lazy, once
+from taskgate.protocol.era import Method, MethodRegistry
+from taskgate.protocol.params import NoParams
+from taskgate.protocol.v2026.era import CATALOG_METHODS
+from taskgate.root import Taskgate
+from taskgate.testing.memory import Memory
+from tests.fakes import World, unit_settings
 
 
-def test_deferred_tool_modules_load_on_the_first_look(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_tool_modules_load_on_the_first_look(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "deferred_tools_mod.py").write_text(
         "from pydantic import BaseModel\n"
-        "from taskgate.tools.registry import Tool\n"
-        "from tests.deferred_registry import REGISTRY\n"
+        "from taskgate.tools import tool\n"
         "class In(BaseModel):\n    x: int = 0\n"
-        "REGISTRY.add(Tool('late', 'Loaded late.', In, lambda a, c: 'ok'))\n"
+        "@tool(description='Loaded late.')\n"
+        "def late_tool(args: In, ctx) -> str:\n    return 'ok'\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry = ToolRegistry()
-    monkeypatch.setitem(sys.modules, "tests.deferred_registry", type(sys)("tests.deferred_registry"))
-    sys.modules["tests.deferred_registry"].REGISTRY = registry  # type: ignore[attr-defined]
-    registry.defer(["deferred_tools_mod"])
-    assert "deferred_tools_mod" not in sys.modules
-    assert [t.name for t in registry] == ["late"]
+    root = Taskgate(unit_settings(tool_modules=("deferred_tools_mod",)), Memory().ports())
+    assert root.server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}, {}, "anonymous").status == 200
+    assert "deferred_tools_mod" not in sys.modules and not once.built(root, "tools")
+    assert root.tools.get("late_tool") is not None
     assert "deferred_tools_mod" in sys.modules
     sys.modules.pop("deferred_tools_mod")
 
 
-def test_a_misspelt_tool_module_still_fails_at_init() -> None:
+def test_a_misspelt_tool_module_still_fails_when_the_root_is_built() -> None:
     with pytest.raises(ModuleNotFoundError, match="no_such_tools_module"):
-        ToolRegistry().defer(["taskgate_tools", "no_such_tools_module"])
+        Taskgate(unit_settings(tool_modules=("taskgate_tools", "no_such_tools_module")), Memory().ports())
 
 
 def test_the_2025_era_is_built_by_the_first_request_that_speaks_it(world: World) -> None:
-    built: list[Era] = []
-    era2026, era2025 = world.server.eras
-
-    def build() -> Era:
-        built.append(era2025)
-        return era2025
-
-    world.server = McpServer([era2026, DeferredEra(build)])
     assert world.mcp().request("tools/list", {})["result"]["tools"]
-    assert built == []
+    assert once.built(world.root, "era2026") and not once.built(world.root, "era2025")
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -64,16 +56,10 @@ def test_the_2025_era_is_built_by_the_first_request_that_speaks_it(world: World)
     }
     reply = world.server.handle(init, {}, "anonymous")
     assert reply.body is not None and reply.body["result"]["protocolVersion"] == "2025-11-25"
-    session = {"mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-    listed = world.server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session, "anonymous")
-    assert listed.body is not None and listed.body["result"]["tools"]
-    assert built == [era2025]
+    assert once.built(world.root, "era2025")
 
 
-def test_a_deferred_method_group_is_built_by_the_first_look_at_one_of_its_names() -> None:
-    from taskgate.protocol.era import Method, MethodRegistry
-    from taskgate.protocol.params import NoParams
-
+def test_a_method_group_is_built_by_the_first_look_at_one_of_its_names() -> None:
     built: list[str] = []
 
     def build() -> list[Method]:
@@ -84,41 +70,61 @@ def test_a_deferred_method_group_is_built_by_the_first_look_at_one_of_its_names(
         ]
 
     registry = MethodRegistry([Method("ping", lambda c, p: {}, NoParams)])
-    registry.defer(["a/one", "a/two"], build)
+    registry.add_group(["a/one", "a/two"], build)
     assert registry.names() == ["ping", "a/one", "a/two"] and "a/two" in registry
     assert registry.get("ping") is not None and built == []
     method = registry.get("a/two")
     assert method is not None and method.name == "a/two" and built == ["group"]
     assert [m.name for m in registry] == ["ping", "a/one", "a/two"] and built == ["group"]
     with pytest.raises(ValueError, match="twice"):
-        registry.defer(["ping"], build)
+        registry.add_group(["ping"], build)
 
 
-def test_a_deferred_group_that_builds_other_methods_than_it_named_fails_loudly() -> None:
-    from taskgate.protocol.era import Method, MethodRegistry
-    from taskgate.protocol.params import NoParams
-
+def test_a_group_that_builds_other_methods_than_it_named_fails_loudly() -> None:
     registry = MethodRegistry()
-    registry.defer(["b/x"], lambda: [Method("b/y", lambda c, p: {}, NoParams)])
+    registry.add_group(["b/x"], lambda: [Method("b/y", lambda c, p: {}, NoParams)])
     with pytest.raises(RuntimeError, match="b/x"):
         registry.get("b/x")
 
 
 def test_the_2026_catalog_is_built_by_its_first_request(world: World) -> None:
-    from taskgate.protocol.deferred import CATALOG_METHODS
-    from taskgate.protocol.v2026 import Era2026
-
-    era = Era2026(world.server.eras[0]._s)  # type: ignore[attr-defined]
+    era = world.root.era2026
     assert set(CATALOG_METHODS) <= set(era.methods.names())
-    assert era.methods._deferred  # nothing of it built yet
-    world.server = McpServer([era, world.server.eras[1]])
+    assert world.mcp().request("tools/list", {})["result"]["tools"]
+    assert not any(group.built for group in era.methods._groups)
     assert world.mcp().request("resources/list", {})["result"]["resources"]
-    assert not era.methods._deferred
+    assert all(group.built for group in era.methods._groups)
 
 
-def test_a_deferred_era_answers_for_the_era_it_builds(world: World) -> None:
-    era2025 = world.server.eras[1]
-    deferred = DeferredEra(lambda: era2025)
-    assert not deferred.built
-    assert deferred.version == "2025-11-25" and deferred.built  # asking builds it
-    assert deferred._streams is era2025._streams  # type: ignore[attr-defined]
+def test_a_lazy_value_is_built_once_however_many_threads_ask_first() -> None:
+    calls: list[int] = []
+
+    def build() -> object:
+        calls.append(1)
+        time.sleep(0.01)  # long enough for the other threads to arrive while it builds
+        return object()
+
+    lazy = Lazy(build)
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append(lazy())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len({id(v) for v in seen}) == 1 and lazy.built
+
+
+def test_a_build_that_fails_is_tried_again_by_the_next_ask() -> None:
+    attempts: list[int] = []
+
+    def build() -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("first try fails")
+        return "ok"
+
+    lazy = Lazy(build)
+    with pytest.raises(ConnectionError):
+        lazy()
+    assert not lazy.built
+    assert lazy() == "ok" and lazy() == "ok" and len(attempts) == 2

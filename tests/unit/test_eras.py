@@ -66,7 +66,8 @@ class ToyEra(Era):
 
 
 def test_a_third_era_is_one_entry_in_the_servers_list(world: World) -> None:
-    server = McpServer([ToyEra(), *world.server.eras])
+    toy_era = ToyEra()
+    server = McpServer([lambda: toy_era, lambda: world.root.era2026, lambda: world.root.era2025])
     toy = {"mcp-protocol-version": "2099-01-01"}
     ok = server.handle(
         {"jsonrpc": "2.0", "id": 1, "method": "toy/echo", "params": {"text": "hi"}}, toy, "ann"

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from taskgate.http_app import create_app
 from taskgate.local.dev_auth import DevAuthMiddleware
 from tests.asgi import RawResponse, raw_request
 from tests.fakes import World
@@ -37,7 +36,7 @@ def _headers(
 
 @pytest.fixture(params=["dev-auth", "bare"])
 def app(request: pytest.FixtureRequest, world: World) -> Any:
-    served = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    served = world.root.app()
     return DevAuthMiddleware(served, {"alice-token": "alice"}) if request.param == "dev-auth" else served
 
 

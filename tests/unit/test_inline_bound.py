@@ -18,7 +18,6 @@ import pytest
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
-from taskgate.http_app import create_app
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
 from tests.fakes import World
@@ -47,12 +46,12 @@ def world() -> World:
     tools = ToolRegistry()
     tools.add(Tool("slow", "blocks until released", NoInput, _slow, task_support="forbidden"))
     tools.add(Tool("quick", "returns at once", NoInput, _quick))
-    return World(tools, inline_calls=INLINE)
+    return World(tools, max_inline_calls=INLINE)
 
 
 @pytest.fixture
 def http(world: World) -> Iterator[TestClient]:
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(app, base_url="http://localhost") as client:
         try:
             yield client

@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.http_app import create_app
-from tests.fakes import MemoryBlobs, World
+from taskgate.testing.memory import MemoryBlobs
+from tests.fakes import World
 from tests.mcp_client import Legacy, Mcp
 
 THRESHOLD = 16_384  # parts of 8 KiB

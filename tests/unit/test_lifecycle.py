@@ -54,7 +54,7 @@ def test_a_failed_start_leaves_no_task_working(world: World) -> None:
 
 
 def test_limits_are_checked_before_anything_is_stored() -> None:
-    world = World(max_active_per_owner=1, max_argument_bytes=50)
+    world = World(max_active_tasks_per_owner=1, max_argument_bytes=50)
     with pytest.raises(PayloadTooLarge) as big:
         world.tasks.create(owner="ann", tool="greet", arguments={"name": "x" * 100})
     assert big.value.limit == 50 and world.store.records == {}

@@ -9,7 +9,6 @@ import logging
 import pathlib
 import sys
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -68,13 +67,13 @@ def test_the_workers_error_line_is_json_with_the_task_id_in_a_prod_stack(
     world = World(tools)
     record = world.tasks.create(owner="ann", tool="crashes", arguments={})
 
+    # The handler runs on the world's root (the in-memory ports), as its init finds it.
+    wiring.reset(to=world.root)
     spec = importlib.util.spec_from_file_location("prod_worker", ROOT / "functions/worker/worker_handler.py")
     assert spec is not None and spec.loader is not None
     handler = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(handler)
-    # The handler's composition root, narrowed to the worker on the fakes.
-    handler.wiring = SimpleNamespace(worker=lambda: world.worker)
     try:
+        spec.loader.exec_module(handler)
         handler.handler({"taskId": record.task_id, "executionArn": "arn:exec"}, Context())
     finally:
         sys.modules.pop("prod_worker", None)

@@ -3,13 +3,17 @@ unchanged, unexpired, from the caller it was sealed for, on the request it belon
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
+from taskgate.lazy import Lazy
 from taskgate.protocol.errors import RpcError
 from taskgate.protocol.request_state import Carried, RequestStates, ephemeral_keys
-from tests.fakes import FakeClock, World
+from taskgate.protocol.sealing import KeyRing
+from taskgate.testing.memory import FakeClock
+from tests.fakes import World
 from tests.unit.test_tool_features import call
 
 CONFIRM = {"confirm": {"action": "accept", "content": {"ok": True}}}
@@ -186,6 +190,11 @@ def test_a_state_that_is_not_a_string_is_invalid_params(world: World) -> None:
     assert reply.status == 400 and reply.error["code"] == -32602
 
 
+def _states(keys: Callable[[], Sequence[bytes]]) -> RequestStates:
+    """As the composition root builds them: the ring (and its keys) on first use."""
+    return RequestStates(Lazy(lambda: KeyRing(keys())), ttl_ms=1000, clock=FakeClock())
+
+
 def test_the_state_is_encrypted_and_the_key_read_once_when_first_needed() -> None:
     reads: list[int] = []
 
@@ -193,7 +202,7 @@ def test_the_state_is_encrypted_and_the_key_read_once_when_first_needed() -> Non
         reads.append(1)
         return [b"k" * 32]
 
-    states = RequestStates(keys, ttl_ms=1000, clock=FakeClock())
+    states = _states(keys)
     assert reads == []
     carried = Carried({"q": {"action": "accept", "content": {"secret": "hunter2"}}}, {"step": 1})
     token = states.seal(carried, owner="alice", method="tools/call", target="t", arguments={"a": 1})
@@ -201,7 +210,7 @@ def test_the_state_is_encrypted_and_the_key_read_once_when_first_needed() -> Non
     opened = states.open(token, owner="alice", method="tools/call", target="t", arguments={"a": 1})
     assert opened == carried
     # The same secret in another instance opens it: that is how every Lambda agrees.
-    again = RequestStates(lambda: [b"k" * 32], ttl_ms=1000, clock=FakeClock())
+    again = _states(lambda: [b"k" * 32])
     assert again.open(token, owner="alice", method="tools/call", target="t", arguments={"a": 1}) == carried
     for kwargs in (
         {"owner": "bob", "method": "tools/call", "target": "t", "arguments": {"a": 1}},
@@ -215,9 +224,9 @@ def test_the_state_is_encrypted_and_the_key_read_once_when_first_needed() -> Non
 
 
 def test_key_rotation_opens_with_any_key_and_seals_with_the_first() -> None:
-    old = RequestStates(lambda: [b"o" * 32], ttl_ms=1000, clock=FakeClock())
+    old = _states(lambda: [b"o" * 32])
     token = old.seal(Carried({}, 1), owner="a", method="m", target="t", arguments={})
-    ring = RequestStates(lambda: [b"n" * 32, b"o" * 32], ttl_ms=1000, clock=FakeClock())
+    ring = _states(lambda: [b"n" * 32, b"o" * 32])
     assert ring.open(token, owner="a", method="m", target="t", arguments={}).state == 1
     fresh = ring.seal(Carried({}, 2), owner="a", method="m", target="t", arguments={})
     with pytest.raises(RpcError):
@@ -225,7 +234,7 @@ def test_key_rotation_opens_with_any_key_and_seals_with_the_first() -> None:
 
 
 def test_short_secrets_are_refused() -> None:
-    weak = RequestStates(lambda: [b"short"], ttl_ms=1000, clock=FakeClock())
+    weak = _states(lambda: [b"short"])
     with pytest.raises(ValueError, match="at least 32 bytes"):
         weak.seal(Carried({}), owner="a", method="m", target="t", arguments={})
     assert len(ephemeral_keys()[0]) == 32

@@ -14,7 +14,6 @@ from taskgate.adapters.s3_blobs import S3BlobStore
 from taskgate.codes import INTERNAL_ERROR
 from taskgate.domain.errors import DependencyFailure, ResultUnavailable, ServiceUnavailable
 from taskgate.domain.results import DAY_MS, RETENTION_CLASSES_DAYS, retention_days
-from taskgate.http_app import create_app
 from tests.fakes import World
 from tests.mcp_client import Legacy
 from tests.sse import result_over_streams
@@ -67,7 +66,7 @@ def test_a_vanished_result_is_a_clear_error_in_tasks_get_without_retry() -> None
 @pytest.fixture
 def gone_http() -> Iterator[tuple[World, TestClient]]:
     world = _gone_world()
-    app = create_app(lambda: world.server, anonymous_owner="anonymous", max_body_bytes=1_048_576)
+    app = world.root.app()
     with TestClient(app, base_url="http://localhost") as client:
         yield world, client
 

@@ -17,9 +17,10 @@ from pydantic import BaseModel
 from taskgate.domain.errors import PayloadTooLarge
 from taskgate.domain.limits import MAX_STATUS_MESSAGE_BYTES, MAX_STORED_ID_BYTES, json_size, row_size
 from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.testing.memory import DYNAMODB_ITEM_BYTES
 from taskgate.tools import CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
-from tests.fakes import DYNAMODB_ITEM_BYTES, World
+from tests.fakes import World
 from tests.mcp_client import Legacy
 
 

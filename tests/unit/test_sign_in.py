@@ -92,8 +92,8 @@ def auth() -> LocalAuthorizationServer:
 def _client(world: World, sign_in: SignIn) -> Iterator[TestClient]:
     app = create_app(
         lambda: world.server,
-        anonymous_owner="anonymous",
-        max_body_bytes=1_048_576,
+        anonymous_owner=world.settings.anonymous_owner,
+        max_body_bytes=world.settings.max_body_bytes,
         security=TransportSecurity(("taskgate.example",), ()),
         sign_in=sign_in,
     )

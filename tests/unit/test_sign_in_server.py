@@ -17,8 +17,8 @@ import pytest
 from taskgate.auth.cimd import ClientDocumentError, GuardedFetch, public_address
 from taskgate.auth.jwt import OwnTokens
 from taskgate.auth.signing import SigningKeys
+from taskgate.testing.memory import MemorySignInStore
 from tests.fakes import World
-from tests.fakes_sign_in import MemorySignInStore
 from tests.sign_in_stack import (
     CLIENT_REDIRECT,
     IDP,

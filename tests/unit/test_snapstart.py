@@ -72,7 +72,7 @@ def test_after_a_restore_the_adapters_sign_with_the_new_environments_credentials
     lambda_env: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Init, as api_handler runs it: the store and its client are in the snapshot.
-    store = wiring.store()
+    store = wiring.root().store
     before = aws_clients.client("dynamodb")
     assert snapstart.install() == "runtime"
     store.get("t1")

@@ -43,8 +43,8 @@ class _Settling:
 def _client(world: World) -> Iterator[Legacy]:
     app = create_app(
         lambda: _Settling(world),  # type: ignore[arg-type,return-value]
-        anonymous_owner="anonymous",
-        max_body_bytes=1_048_576,
+        anonymous_owner=world.settings.anonymous_owner,
+        max_body_bytes=world.settings.max_body_bytes,
     )
     with TestClient(app, base_url="http://localhost") as http:
         legacy = Legacy(http)
@@ -55,13 +55,13 @@ def _client(world: World) -> Iterator[Legacy]:
 @pytest.fixture
 def waiting_world() -> World:
     """A stream holds on (reading at pollInterval) for up to 5 s: the result arrives in it."""
-    return World(stream_seconds=5.0)
+    return World(stream_max_seconds=5.0)
 
 
 @pytest.fixture
 def polling_world() -> World:
     """The default: a stream reads once and ends; the client reconnects."""
-    return World(stream_seconds=0)
+    return World(stream_max_seconds=0)
 
 
 def _task(legacy: Legacy, tool: str, arguments: dict[str, Any]) -> str:
@@ -120,7 +120,7 @@ def test_a_plain_calls_large_response_after_a_closed_stream_is_replayed_from_the
 
 
 def test_without_a_bucket_a_large_plain_response_comes_on_the_first_stream() -> None:
-    world = World(stream_seconds=0, with_bucket=False)
+    world = World(stream_max_seconds=0, with_bucket=False)
     legacy = next(_client(world))
     message, streams = over_streams(
         legacy, "tools/call", {"name": "unicode_after_close", "arguments": {"kilobytes": 512}}
@@ -151,7 +151,7 @@ def test_a_huge_request_id_is_refused_before_a_task_or_stream_exists(polling_wor
 
 
 def test_a_waiting_stream_reads_once_and_retries_at_the_tasks_poll_interval() -> None:
-    world = World(stream_seconds=0, poll_interval_ms=2_500)
+    world = World(stream_max_seconds=0, poll_interval_ms=2_500)
     legacy = next(_client(world))
     task_id = _task(legacy, "quiet_work", {"seconds": 0})
     world.workflow.runnable.clear()  # it stays working for as long as this test looks
@@ -164,9 +164,9 @@ def test_a_waiting_stream_reads_once_and_retries_at_the_tasks_poll_interval() ->
         return get(wanted, **kwargs)
 
     world.store.get = counting  # type: ignore[method-assign]
-    slept = world._stream_time
+    slept = world.memory.stream_time
     events = parse_sse(legacy.post("tasks/result", {"taskId": task_id}).text)
-    assert reads == 1 and world._stream_time == slept  # one read, no waiting
+    assert reads == 1 and world.memory.stream_time == slept  # one read, no waiting
     assert [e["retry"] for e in events if e["retry"] is not None] == [2_500]
     assert not [e for e in events if e["data"] and "result" in e["data"]]
     # Reconnecting is polling: each resume reads the task once more.

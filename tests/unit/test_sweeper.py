@@ -11,7 +11,8 @@ from typing import Any
 from taskgate.domain.errors import ServiceUnavailable
 from taskgate.domain.model import TaskRecord, TaskStatus
 from taskgate.domain.sweeper import Sweeper
-from tests.fakes import MemoryTaskStore, MemoryWorkflow, World
+from taskgate.testing.memory import MemoryTaskStore, MemoryWorkflow
+from tests.fakes import World
 
 STALE = 300_000
 HOUR = 3_600_000

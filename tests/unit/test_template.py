@@ -453,3 +453,22 @@ def test_the_template_reads_auth_mode_as_the_function_does() -> None:
         assert conditions["IamOnly"] == (members == {"IAM"}), mode
         assert conditions["IsOpen"] == (not members), mode
         assert conditions["CreateUserPool"] == bool(members & {"USER", "CLIENT"}), mode
+
+
+def test_the_default_stack_deploys_only_the_deployers_tools() -> None:
+    """A stack deployed with the template's defaults, or any samconfig environment, never
+    serves the conformance suite's fixtures to its users (they load only in tests, the
+    conformance run and this repository's local server)."""
+    from taskgate.config import Settings
+
+    default = _template()["Parameters"]["ToolModules"]["Default"]
+    assert default.split(",") == ["taskgate_tools"]
+    # A function whose TOOL_MODULES is unset loads the same.
+    assert Settings(task_table="t").tool_modules == ("taskgate_tools",)
+    environments = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    for name, env in environments.items():
+        if not isinstance(env, dict):
+            continue
+        overrides = env.get("deploy", {}).get("parameters", {}).get("parameter_overrides", [])
+        chosen = [o.split("=", 1)[1] for o in overrides if o.startswith("ToolModules=")]
+        assert all("taskgate_conformance" not in modules for modules in chosen), name

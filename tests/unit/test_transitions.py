@@ -9,7 +9,7 @@ import pytest
 from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import ACTIVE, TERMINAL, TaskRecord, TaskStatus
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, check
-from tests.fakes import MemoryTaskStore
+from taskgate.testing.memory import MemoryTaskStore
 from tests.transition_matrix import CASES, NOW, QUESTIONS, TOKEN, answer_problems, covered, run_op, verdict
 
 

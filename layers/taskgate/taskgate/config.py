@@ -15,9 +15,13 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-# The template's ToolModules default too. The conformance fixtures come first: the
-# suite calls whichever tool is listed first, with no arguments.
-DEFAULT_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
+# The template's ToolModules default too: the deployer's own package. The conformance
+# fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
+# conformance suite and this repository's local server (Makefile, `make serve`).
+DEFAULT_TOOL_MODULES = "taskgate_tools"
+# The examples and the fixtures, as this repository's local server and tests serve them. The
+# fixtures come first: the conformance suite calls whichever tool is listed first, with no arguments.
+EXAMPLE_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
 
 # Transport security (DNS rebinding): who may be named in Host and Origin. A host without a
 # port matches any port; "*" allows anything. Deployed, the API's own domain is allowed too.

@@ -126,4 +126,4 @@ def create_app(
     if sign_in is None:
         return Starlette(routes=routes)
     routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
-    return sign_in.protect(Starlette(routes=[*routes, *sign_in.all_routes(inline=inline)]), inline=inline)
+    return sign_in.protect(routes, inline=inline)

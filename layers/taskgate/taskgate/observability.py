@@ -63,12 +63,7 @@ def audit_hook(logger: Logger, metrics: Metrics) -> Callable[[str, dict[str, Any
 
 
 def record_step(logger: Logger, metrics: Metrics, task_id: str, outcome: StepOutcome) -> None:
-    from .domain.worker import StepKind  # the worker's own module: the API never imports it
-
-    if outcome.kind is StepKind.FINISHED:
-        status = outcome.status.value if outcome.status else None
-    else:
-        status = outcome.kind.value
+    status = outcome.reported_status
     extra: dict[str, Any] = {"audit": "step_finished", "taskId": task_id, "status": status}
     if outcome.owner is not None:
         extra["owner"] = outcome.owner

@@ -126,19 +126,6 @@ def client(service: str) -> Any:
         return _clients[service]
 
 
-class LazyClient:
-    """Stands in for ``client(service)``, looked up at every call: a cold start that
-    never calls the service never builds its client, and one rebuilt after a SnapStart
-    restore (``refresh``) is the one the adapters use from then on. Adapters take it
-    where they take a client."""
-
-    def __init__(self, service: str) -> None:
-        self._service = service
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(client(self._service), name)
-
-
 def refresh() -> None:
     """Build every client again from a new session: new credentials (resolved by this
     execution environment, not the one a SnapStart snapshot was taken in), new

@@ -8,35 +8,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from ..domain.ports import Clock
 from ..domain.sessions import Session, StreamState
-from .aws_errors import error_code, translating
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
-
-
-def _expires(ms: int) -> dict[str, str]:
-    return _n(-(-ms // 1000))
+from .aws_errors import translating
+from .dynamodb_items import conditional, expires_at, expires_at_ms, j, n, s
 
 
 class DynamoDBSessionStore:
-    def __init__(self, client: Any, table_name: str, clock: Any) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str, clock: Clock) -> None:
+        # A client factory, asked at every call (see DynamoDBTaskStore).
+        self._client = client
         self._table = table_name
         self._clock = clock
 
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
+
     def _live(self, item: dict[str, Any] | None) -> dict[str, Any] | None:
         # DynamoDB deletes expired items late; until then they are gone to us.
-        if item is None or int(item["expiresAt"]["N"]) * 1000 <= self._clock():
+        if item is None or expires_at_ms(item) <= self._clock():
             return None
         return item
 
@@ -45,13 +39,13 @@ class DynamoDBSessionStore:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"session#{session.session_id}"),
-                "kind": _s("session"),
-                "sessionOwner": _s(session.owner),
-                "protocolVersion": _s(session.protocol_version),
-                "expiresAt": _expires(session.expires_at_ms),
+                "taskId": s(f"session#{session.session_id}"),
+                "kind": s("session"),
+                "sessionOwner": s(session.owner),
+                "protocolVersion": s(session.protocol_version),
+                "expiresAt": expires_at(session.expires_at_ms),
                 **(
-                    {"clientCapabilities": _s(json.dumps(session.capabilities, separators=(",", ":")))}
+                    {"clientCapabilities": j(session.capabilities)}
                     if session.capabilities is not None
                     else {}
                 ),
@@ -63,7 +57,7 @@ class DynamoDBSessionStore:
     def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"session#{session_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"session#{session_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -72,7 +66,7 @@ class DynamoDBSessionStore:
             session_id=session_id,
             owner=item["sessionOwner"]["S"],
             protocol_version=item["protocolVersion"]["S"],
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             capabilities=json.loads(item["clientCapabilities"]["S"])
             if "clientCapabilities" in item
             else None,
@@ -81,22 +75,19 @@ class DynamoDBSessionStore:
 
     @translating
     def delete_session(self, session_id: str) -> None:
-        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"session#{session_id}")})
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
 
-    @translating
     def set_log_level(self, session_id: str, level: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key={"taskId": _s(f"session#{session_id}")},
-                UpdateExpression="SET logLevel = :level",
-                ConditionExpression="attribute_exists(taskId)",
-                ExpressionAttributeValues={":level": _s(level)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # A session that has gone keeps no level: nothing to write.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key={"taskId": s(f"session#{session_id}")},
+            UpdateExpression="SET logLevel = :level",
+            ConditionExpression="attribute_exists(taskId)",
+            ExpressionAttributeValues={":level": s(level)},
+        )
 
     @translating
     def create_stream(self, stream: StreamState) -> None:
@@ -110,7 +101,7 @@ class DynamoDBSessionStore:
     def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"stream#{stream_id}")}, ConsistentRead=consistent
+                TableName=self._table, Key={"taskId": s(f"stream#{stream_id}")}, ConsistentRead=consistent
             ).get("Item")
         )
         if item is None:
@@ -120,39 +111,34 @@ class DynamoDBSessionStore:
             owner=item["streamOwner"]["S"],
             task_id=item["streamTaskId"]["S"],
             request_id=json.loads(item["requestId"]["S"]),
-            expires_at_ms=int(item["expiresAt"]["N"]) * 1000,
+            expires_at_ms=expires_at_ms(item),
             events=tuple(e["S"] for e in item.get("events", {}).get("L", [])),
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
             hides_task=item.get("hidesTask", {}).get("BOOL", False),
         )
 
-    @translating
     def append_events(self, before: StreamState, after: StreamState) -> bool:
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=self._stream_item(after),
-                # Optimistic concurrency on the event count: two instances serving
-                # the same stream never both append event N.
-                ConditionExpression="eventCount = :n",
-                ExpressionAttributeValues={":n": _n(len(before.events))},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item=self._stream_item(after),
+            # Optimistic concurrency on the event count: two instances serving
+            # the same stream never both append event N.
+            ConditionExpression="eventCount = :n",
+            ExpressionAttributeValues={":n": n(len(before.events))},
+        )
+        return written is not None
 
     @translating
     def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"call#{key}"),
-                "kind": _s("call"),
-                "callTaskId": _s(task_id),
-                "expiresAt": _expires(expires_at_ms),
+                "taskId": s(f"call#{key}"),
+                "kind": s("call"),
+                "callTaskId": s(task_id),
+                "expiresAt": expires_at(expires_at_ms),
             },
         )
 
@@ -160,7 +146,7 @@ class DynamoDBSessionStore:
     def find_call(self, key: str) -> str | None:
         item = self._live(
             self._ddb.get_item(
-                TableName=self._table, Key={"taskId": _s(f"call#{key}")}, ConsistentRead=True
+                TableName=self._table, Key={"taskId": s(f"call#{key}")}, ConsistentRead=True
             ).get("Item")
         )
         return item["callTaskId"]["S"] if item else None
@@ -169,7 +155,7 @@ class DynamoDBSessionStore:
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
 
     def _subs_key(self, session_id: str) -> dict[str, Any]:
-        return {"taskId": _s(f"subs#{session_id}")}
+        return {"taskId": s(f"subs#{session_id}")}
 
     @translating
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
@@ -183,89 +169,72 @@ class DynamoDBSessionStore:
         entries = item.get("subs", {}).get("M", {}).values()
         return {e["M"]["u"]["S"]: e["M"]["v"]["S"] for e in entries}
 
-    @translating
     def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
-        entry = {"M": {"u": _s(uri), "v": _s(version)}}
+        entry = {"M": {"u": s(uri), "v": s(version)}}
         for _ in range(3):
-            try:
-                self._ddb.update_item(
-                    TableName=self._table,
-                    Key=self._subs_key(session_id),
-                    UpdateExpression="SET subs.#k = :e, expiresAt = :x",
-                    ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
-                    ExpressionAttributeNames={"#k": _uri_key(uri)},
-                    ExpressionAttributeValues={
-                        ":e": entry,
-                        ":x": _expires(expires_at_ms),
-                        ":limit": _n(limit),
-                    },
-                )
+            added = conditional(
+                self._ddb.update_item,
+                TableName=self._table,
+                Key=self._subs_key(session_id),
+                UpdateExpression="SET subs.#k = :e, expiresAt = :x",
+                ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
+                ExpressionAttributeNames={"#k": _uri_key(uri)},
+                ExpressionAttributeValues={":e": entry, ":x": expires_at(expires_at_ms), ":limit": n(limit)},
+            )
+            if added is not None:
                 return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
             if self.subscriptions(session_id):
                 return False  # the item exists, so the limit refused it
-            try:
-                self._ddb.put_item(
-                    TableName=self._table,
-                    Item={
-                        **self._subs_key(session_id),
-                        "kind": _s("subscriptions"),
-                        "subs": {"M": {_uri_key(uri): entry}},
-                        "expiresAt": _expires(expires_at_ms),
-                    },
-                    ConditionExpression="attribute_not_exists(taskId)",
-                )
+            created = conditional(
+                self._ddb.put_item,
+                TableName=self._table,
+                Item={
+                    **self._subs_key(session_id),
+                    "kind": s("subscriptions"),
+                    "subs": {"M": {_uri_key(uri): entry}},
+                    "expiresAt": expires_at(expires_at_ms),
+                },
+                ConditionExpression="attribute_not_exists(taskId)",
+            )
+            if created is not None:
                 return True
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
             # Another request created the item first: add to it.
         return False
 
-    @translating
     def unsubscribe(self, session_id: str, uri: str) -> None:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="REMOVE subs.#k",
-                ConditionExpression="attribute_exists(subs)",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-            )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
+        # Nothing subscribed: nothing to remove.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=self._subs_key(session_id),
+            UpdateExpression="REMOVE subs.#k",
+            ConditionExpression="attribute_exists(subs)",
+            ExpressionAttributeNames={"#k": _uri_key(uri)},
+        )
 
-    @translating
     def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
-        try:
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="SET subs.#k.v = :now",
-                ConditionExpression="subs.#k.v = :seen",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-                ExpressionAttributeValues={":now": _s(now), ":seen": _s(seen)},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        advanced = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=self._subs_key(session_id),
+            UpdateExpression="SET subs.#k.v = :now",
+            ConditionExpression="subs.#k.v = :seen",
+            ExpressionAttributeNames={"#k": _uri_key(uri)},
+            ExpressionAttributeValues={":now": s(now), ":seen": s(seen)},
+        )
+        return advanced is not None
 
     def _stream_item(self, stream: StreamState) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "taskId": _s(f"stream#{stream.stream_id}"),
-            "kind": _s("stream"),
-            "streamOwner": _s(stream.owner),
-            "streamTaskId": _s(stream.task_id),
-            "requestId": _s(json.dumps(stream.request_id)),
-            "expiresAt": _expires(stream.expires_at_ms),
-            "events": {"L": [_s(e) for e in stream.events]},
-            "eventCount": _n(len(stream.events)),
-            "emittedKeys": {"L": [_s(k) for k in sorted(stream.emitted_keys)]},
+            "taskId": s(f"stream#{stream.stream_id}"),
+            "kind": s("stream"),
+            "streamOwner": s(stream.owner),
+            "streamTaskId": s(stream.task_id),
+            "requestId": j(stream.request_id),
+            "expiresAt": expires_at(stream.expires_at_ms),
+            "events": {"L": [s(e) for e in stream.events]},
+            "eventCount": n(len(stream.events)),
+            "emittedKeys": {"L": [s(k) for k in sorted(stream.emitted_keys)]},
             "done": {"BOOL": stream.done},
             "hidesTask": {"BOOL": stream.hides_task},
         }

@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
 from .aws_errors import error_code, translating
+from .dynamodb_items import CONDITION_FAILED, conditional, dumps, n, s
 
 MAX_KEY_PART = 200
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
 
 
 def _part(value: str) -> str:
@@ -35,7 +29,7 @@ def _part(value: str) -> str:
 
 
 def _record(obj: Any) -> dict[str, str]:
-    return _s(json.dumps(dataclasses.asdict(obj), separators=(",", ":")))
+    return s(dumps(dataclasses.asdict(obj)))
 
 
 def _load[T](cls: type[T], item: dict[str, Any]) -> T:
@@ -47,17 +41,18 @@ def _load[T](cls: type[T], item: dict[str, Any]) -> T:
     return cls(**values)
 
 
-def _conditional_failed(error: ClientError) -> bool:
-    return error_code(error) == "ConditionalCheckFailedException"
-
-
 class DynamoDBSignInStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str) -> None:
+        # A client factory, asked at every call (see DynamoDBTaskStore).
+        self._client = client
         self._table = table_name
 
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
+
     def _get(self, key: str, now: int) -> dict[str, Any] | None:
-        item = self._ddb.get_item(TableName=self._table, Key={"taskId": _s(key)}, ConsistentRead=True).get(
+        item = self._ddb.get_item(TableName=self._table, Key={"taskId": s(key)}, ConsistentRead=True).get(
             "Item"
         )
         if item is None or int(item["expiresAt"]["N"]) <= now:
@@ -66,22 +61,19 @@ class DynamoDBSignInStore:
 
     def _update(self, key: str, **request: Any) -> bool:
         """An UpdateItem under a condition: whether the condition held (and the item changed)."""
-        try:
-            self._ddb.update_item(TableName=self._table, Key={"taskId": _s(key)}, **request)
-        except ClientError as error:
-            if _conditional_failed(error):
-                return False
-            raise
-        return True
+        return (
+            conditional(self._ddb.update_item, TableName=self._table, Key={"taskId": s(key)}, **request)
+            is not None
+        )
 
     def _put(self, key: str, kind: str, record: Any, expires_at: int, **extra: dict[str, str]) -> None:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(key),
-                "kind": _s(kind),
+                "taskId": s(key),
+                "kind": s(kind),
                 "record": _record(record),
-                "expiresAt": _n(expires_at),
+                "expiresAt": n(expires_at),
                 **extra,
             },
             ConditionExpression="attribute_not_exists(taskId)",
@@ -104,7 +96,7 @@ class DynamoDBSignInStore:
             f"client#{_part(client_id)}",
             UpdateExpression="SET expiresAt = :e",
             ConditionExpression="attribute_exists(taskId) AND expiresAt < :e",
-            ExpressionAttributeValues={":e": _n(expires_at)},
+            ExpressionAttributeValues={":e": n(expires_at)},
         )
 
     @translating
@@ -114,10 +106,10 @@ class DynamoDBSignInStore:
             UpdateExpression="SET expiresAt = if_not_exists(expiresAt, :e), kind = :k ADD used :one",
             ConditionExpression="attribute_not_exists(used) OR used < :limit",
             ExpressionAttributeValues={
-                ":e": _n(expires_at),
-                ":k": _s("oauth-limit"),
-                ":one": _n(1),
-                ":limit": _n(limit),
+                ":e": n(expires_at),
+                ":k": s("oauth-limit"),
+                ":one": n(1),
+                ":limit": n(limit),
             },
         )
 
@@ -130,7 +122,7 @@ class DynamoDBSignInStore:
             "oauth-pending",
             pending,
             pending.expires_at,
-            stage=_s(pending.stage),
+            stage=s(pending.stage),
         )
 
     @translating
@@ -150,14 +142,14 @@ class DynamoDBSignInStore:
             return None
         after = dataclasses.replace(_load(PendingSignIn, item), stage=to, **changes)  # type: ignore[arg-type]
         condition = "stage = :from AND expiresAt > :now"
-        values: dict[str, Any] = {":from": _s(stage), ":to": _s(to), ":now": _n(now), ":r": _record(after)}
+        values: dict[str, Any] = {":from": s(stage), ":to": s(to), ":now": n(now), ":r": _record(after)}
         if expect_csrf is not None:
             condition += " AND csrf = :csrf"
-            values[":csrf"] = _s(expect_csrf)
+            values[":csrf"] = s(expect_csrf)
         names = ""
         if after.csrf is not None:
             names = ", csrf = :newcsrf"
-            values[":newcsrf"] = _s(after.csrf)
+            values[":newcsrf"] = s(after.csrf)
         moved = self._update(
             key,
             UpdateExpression=f"SET stage = :to, #r = :r{names}",
@@ -175,19 +167,19 @@ class DynamoDBSignInStore:
 
     @translating
     def use_code(self, code_digest: str, now: int) -> tuple[CodeUse, CodeRecord | None]:
-        key = {"taskId": _s(f"code#{_part(code_digest)}")}
+        key = {"taskId": s(f"code#{_part(code_digest)}")}
         try:
             item = self._ddb.update_item(
                 TableName=self._table,
                 Key=key,
                 UpdateExpression="SET usedAt = :now",
                 ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(usedAt) AND expiresAt > :now",
-                ExpressionAttributeValues={":now": _n(now)},
+                ExpressionAttributeValues={":now": n(now)},
                 ReturnValues="ALL_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )["Attributes"]
         except ClientError as error:
-            if not _conditional_failed(error):
+            if error_code(error) != CONDITION_FAILED:
                 raise
             old: dict[str, Any] | None = error.response.get("Item")  # type: ignore[assignment]
             if old and "usedAt" in old:
@@ -200,7 +192,7 @@ class DynamoDBSignInStore:
     @translating
     def add_grant(self, grant: GrantRecord) -> None:
         self._put(
-            f"grant#{grant.family}", "oauth-grant", grant, grant.expires_at, current=_s(grant.current_digest)
+            f"grant#{grant.family}", "oauth-grant", grant, grant.expires_at, current=s(grant.current_digest)
         )
 
     @translating
@@ -220,16 +212,16 @@ class DynamoDBSignInStore:
             ConditionExpression="#c = :old AND expiresAt > :now",
             ExpressionAttributeNames={"#c": "current"},
             ExpressionAttributeValues={
-                ":new": _s(new_digest),
-                ":old": _s(old_digest),
-                ":e": _n(expires_at),
-                ":now": _n(now),
+                ":new": s(new_digest),
+                ":old": s(old_digest),
+                ":e": n(expires_at),
+                ":now": n(now),
             },
         )
 
     @translating
     def revoke_grant(self, family: str) -> None:
-        self._ddb.delete_item(TableName=self._table, Key={"taskId": _s(f"grant#{_part(family)}")})
+        self._ddb.delete_item(TableName=self._table, Key={"taskId": s(f"grant#{_part(family)}")})
 
     # ---- consents ----------------------------------------------------------------------
 
@@ -246,10 +238,10 @@ class DynamoDBSignInStore:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(self._consent_key(owner, client_id)),
-                "kind": _s("oauth-consent"),
-                "consentClient": _s(client_id[:1000]),
-                "expiresAt": _n(expires_at),
+                "taskId": s(self._consent_key(owner, client_id)),
+                "kind": s("oauth-consent"),
+                "consentClient": s(client_id[:1000]),
+                "expiresAt": n(expires_at),
             },
         )
 
@@ -265,9 +257,9 @@ class DynamoDBSignInStore:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": _s(f"cimd#{digest(url)}"),
-                "kind": _s("oauth-cimd"),
-                "document": _s(document),
-                "expiresAt": _n(expires_at),
+                "taskId": s(f"cimd#{digest(url)}"),
+                "kind": s("oauth-cimd"),
+                "document": s(document),
+                "expiresAt": n(expires_at),
             },
         )

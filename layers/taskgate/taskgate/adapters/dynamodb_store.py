@@ -19,46 +19,28 @@ import base64
 import binascii
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
-
-from botocore.exceptions import BotoCoreError, ClientError
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import map_size
 from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
-from .aws_errors import error_code, translate, translated
+from .aws_errors import translated
+from .dynamodb_items import conditional, dumps, expires_at, expires_at_ms, j, n, s
 
 _ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
 _IS_ACTIVE = "#status IN (:working, :input_required)"
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _s(value: str) -> dict[str, str]:
-    return {"S": value}
-
-
-def _n(value: int) -> dict[str, str]:
-    return {"N": str(value)}
 
 
 def _t(ms: int) -> dict[str, str]:
     return {"S": iso_from_ms(ms)}
 
 
-def _expires_at_seconds(expires_at_ms: int) -> int:
-    # DynamoDB TTL wants epoch seconds; round up so the row never dies early.
-    return -(-expires_at_ms // 1000)
-
-
 def input_requests_attribute(requests: dict[str, Any]) -> dict[str, Any]:
     """The DynamoDB value for ``inputRequests``: one JSON string per question key, so
     answers can be matched and removed key by key with conditional updates."""
-    return {"M": {key: _s(_dumps(req)) for key, req in requests.items()}}
+    return {"M": {key: j(req) for key, req in requests.items()}}
 
 
 OWNER_INDEX = "byOwner"
@@ -82,7 +64,7 @@ _LIFECYCLE_ATTRIBUTES = (
 
 
 def _alive_values(alive: Expiry) -> dict[str, Any]:
-    return {":exp": _n(_expires_at_seconds(alive.expires_at_ms)), ":ttl": _n(alive.ttl_ms)}
+    return {":exp": expires_at(alive.expires_at_ms), ":ttl": n(alive.ttl_ms)}
 
 
 _KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
@@ -92,11 +74,11 @@ def _counting(expression: str, history_events: int) -> tuple[str, dict[str, Any]
     """``expression`` that also adds ``history_events`` to the task's count, in the same write."""
     if history_events <= 0:
         return expression, {}
-    return f"{expression} ADD historyEvents :events", {":events": _n(history_events)}
+    return f"{expression} ADD historyEvents :events", {":events": n(history_events)}
 
 
 def _encode_cursor(key: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(_dumps(key).encode()).decode()
+    return base64.urlsafe_b64encode(dumps(key).encode()).decode()
 
 
 def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
@@ -119,107 +101,102 @@ def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
     return key
 
 
-def _conditional_failed(exc: ClientError) -> bool:
-    return error_code(exc) == "ConditionalCheckFailedException"
-
-
 def record_from_item(item: dict[str, Any]) -> TaskRecord:
-    def s(name: str) -> str | None:
+    def text(name: str) -> str | None:
         v = item.get(name)
         return v["S"] if v else None
 
-    def n(name: str) -> int:
+    def number(name: str) -> int:
         return int(item[name]["N"])
 
-    def jmap(name: str) -> dict[str, Any]:
+    def json_map(name: str) -> dict[str, Any]:
         v = item.get(name)
         return {k: json.loads(x["S"]) for k, x in v["M"].items()} if v else {}
 
-    def j(name: str) -> Any:
-        raw = s(name)
+    def json_value(name: str) -> Any:
+        raw = text(name)
         return json.loads(raw) if raw is not None else None
 
-    outcome = s("outcome")
+    outcome = text("outcome")
     return TaskRecord(
         task_id=item["taskId"]["S"],
         owner=item["ownerId"]["S"],
         tool=item["tool"]["S"],
-        arguments=j("arguments") or {},
+        arguments=json_value("arguments") or {},
         status=TaskStatus(item["status"]["S"]),
         created_at_ms=ms_from_iso(item["createdAt"]["S"]),
         last_updated_at_ms=ms_from_iso(item["lastUpdatedAt"]["S"]),
-        ttl_ms=n("ttlMs"),
-        poll_interval_ms=n("pollIntervalMs"),
-        expires_at_ms=n("expiresAt") * 1000,
-        retention_ms=int(item["retentionMs"]["N"]) if "retentionMs" in item else n("ttlMs"),
-        status_message=s("statusMessage"),
-        input_requests=jmap("inputRequests"),
-        input_responses=jmap("inputResponses"),
-        result=j("result"),
-        error=j("error"),
+        ttl_ms=number("ttlMs"),
+        poll_interval_ms=number("pollIntervalMs"),
+        expires_at_ms=expires_at_ms(item),
+        retention_ms=int(item["retentionMs"]["N"]) if "retentionMs" in item else number("ttlMs"),
+        status_message=text("statusMessage"),
+        input_requests=json_map("inputRequests"),
+        input_responses=json_map("inputResponses"),
+        result=json_value("result"),
+        error=json_value("error"),
         outcome=Outcome(outcome) if outcome else None,
-        task_token=s("taskToken"),
-        checkpoint=j("checkpoint"),
-        progress_token=j("progressToken"),
-        result_ref=s("resultRef"),
-        client_capabilities=j("clientCapabilities"),
+        task_token=text("taskToken"),
+        checkpoint=json_value("checkpoint"),
+        progress_token=json_value("progressToken"),
+        result_ref=text("resultRef"),
+        client_capabilities=json_value("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
     )
 
 
 class DynamoDBTaskStore:
-    def __init__(self, client: Any, table_name: str) -> None:
-        self._ddb = client
+    def __init__(self, client: Callable[[], Any], table_name: str) -> None:
+        # A client factory, asked at every call: a client rebuilt after a SnapStart
+        # restore (aws_clients.refresh) is the one used from then on.
+        self._client = client
         self._table = table_name
 
+    @property
+    def _ddb(self) -> Any:
+        return self._client()
+
     def _key(self, task_id: str) -> dict[str, Any]:
-        return {"taskId": _s(task_id)}
+        return {"taskId": s(task_id)}
 
     def _update(self, task_id: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return self._ddb.update_item(TableName=self._table, Key=self._key(task_id), **kwargs)  # type: ignore[no-any-return]
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                raise TransitionRejected(task_id) from exc
-            raise translate(exc) from exc
-        except BotoCoreError as exc:
-            raise translate(exc) from exc
+        """A conditional write of the row; TransitionRejected when its condition failed."""
+        done = conditional(self._ddb.update_item, TableName=self._table, Key=self._key(task_id), **kwargs)
+        if done is None:
+            raise TransitionRejected(task_id)
+        return done  # type: ignore[no-any-return]
 
     def create(self, record: TaskRecord) -> None:
         item: dict[str, Any] = {
-            "taskId": _s(record.task_id),
-            "ownerId": _s(record.owner),
-            "tool": _s(record.tool),
-            "arguments": _s(_dumps(record.arguments)),
-            "status": _s(record.status.value),
+            "taskId": s(record.task_id),
+            "ownerId": s(record.owner),
+            "tool": s(record.tool),
+            "arguments": j(record.arguments),
+            "status": s(record.status.value),
             "createdAt": _t(record.created_at_ms),
             "lastUpdatedAt": _t(record.last_updated_at_ms),
-            "ttlMs": _n(record.ttl_ms),
-            "retentionMs": _n(record.retention_ms),
-            "pollIntervalMs": _n(record.poll_interval_ms),
-            "expiresAt": _n(_expires_at_seconds(record.expires_at_ms)),
-            "activeOwner": _s(record.owner),
-            "inputResponses": {"M": {k: _s(_dumps(v)) for k, v in record.input_responses.items()}},
-            "answerBytes": _n(map_size(record.input_responses)),
+            "ttlMs": n(record.ttl_ms),
+            "retentionMs": n(record.retention_ms),
+            "pollIntervalMs": n(record.poll_interval_ms),
+            "expiresAt": expires_at(record.expires_at_ms),
+            "activeOwner": s(record.owner),
+            "inputResponses": {"M": {k: j(v) for k, v in record.input_responses.items()}},
+            "answerBytes": n(map_size(record.input_responses)),
         }
         if record.status_message:
-            item["statusMessage"] = _s(record.status_message)
+            item["statusMessage"] = s(record.status_message)
         if record.progress_token is not None:
-            item["progressToken"] = _s(_dumps(record.progress_token))
+            item["progressToken"] = j(record.progress_token)
         if record.client_capabilities is not None:
-            item["clientCapabilities"] = _s(_dumps(record.client_capabilities))
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item=item,
-                ConditionExpression="attribute_not_exists(taskId)",
-            )
-        except ClientError as exc:
-            if _conditional_failed(exc):
-                raise TaskAlreadyExists(record.task_id) from exc
-            raise translate(exc) from exc
-        except BotoCoreError as exc:
-            raise translate(exc) from exc
+            item["clientCapabilities"] = j(record.client_capabilities)
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item=item,
+            ConditionExpression="attribute_not_exists(taskId)",
+        )
+        if written is None:
+            raise TaskAlreadyExists(record.task_id)
 
     def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
         if not task_id or "#" in task_id:
@@ -240,7 +217,7 @@ class DynamoDBTaskStore:
             "TableName": self._table,
             "IndexName": OWNER_INDEX,
             "KeyConditionExpression": "ownerId = :owner",
-            "ExpressionAttributeValues": {":owner": _s(owner)},
+            "ExpressionAttributeValues": {":owner": s(owner)},
             "ScanIndexForward": False,
             "Limit": limit,
         }
@@ -271,9 +248,9 @@ class DynamoDBTaskStore:
             ConditionExpression="#status = :working",
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
-                ":m": _s(message),
+                ":m": s(message),
                 ":now": _t(now_ms),
-                ":working": _s("working"),
+                ":working": s("working"),
                 **_alive_values(alive),
             },
         )
@@ -285,7 +262,7 @@ class DynamoDBTaskStore:
             "TableName": self._table,
             "IndexName": ACTIVE_INDEX,
             "KeyConditionExpression": "activeOwner = :owner",
-            "ExpressionAttributeValues": {":owner": _s(owner)},
+            "ExpressionAttributeValues": {":owner": s(owner)},
             "Select": "COUNT",
             "Limit": up_to,
         }
@@ -297,10 +274,6 @@ class DynamoDBTaskStore:
                 break
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return count
-
-    def list_active(self) -> list[str]:
-        """Ids of every task the active index holds."""
-        return [task_id for page in self.active_pages() for task_id in page]
 
     def active_pages(self) -> Iterator[list[str]]:
         """The active index a Scan page at a time (up to 1 MB of keys: thousands of ids)."""
@@ -356,7 +329,7 @@ class DynamoDBTaskStore:
             ExpressionAttributeValues={
                 ":requests": input_requests_attribute(requests),
                 ":now": _t(now_ms),
-                ":working": _s("working"),
+                ":working": s("working"),
                 **_alive_values(alive),
                 **counted,
             },
@@ -374,7 +347,7 @@ class DynamoDBTaskStore:
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
-                ":c": _s(_dumps(state)),
+                ":c": j(state),
                 ":now": _t(now_ms),
                 **_ACTIVE,
                 **_alive_values(alive),
@@ -398,26 +371,26 @@ class DynamoDBTaskStore:
         sets = ["#status = :status", "outcome = :outcome", "lastUpdatedAt = :now", _KEEP_ALIVE]
         names = {"#status": "status"}
         values: dict[str, Any] = {
-            ":status": _s(status.value),
-            ":outcome": _s(outcome.value),
+            ":status": s(status.value),
+            ":outcome": s(outcome.value),
             ":now": _t(now_ms),
             **_ACTIVE,
             **_alive_values(alive),
         }
         if result_ref is not None:
             sets.append("resultRef = :ref")
-            values[":ref"] = _s(result_ref)
+            values[":ref"] = s(result_ref)
         if result is not None:
             sets.append("#result = :result")
             names["#result"] = "result"
-            values[":result"] = _s(_dumps(result))
+            values[":result"] = j(result)
         if error is not None:
             sets.append("#error = :error")
             names["#error"] = "error"
-            values[":error"] = _s(_dumps(error))
+            values[":error"] = j(error)
         if message is not None:
             sets.append("statusMessage = :m")
-            values[":m"] = _s(message)
+            values[":m"] = s(message)
         try:
             self._update(
                 task_id,
@@ -452,13 +425,13 @@ class DynamoDBTaskStore:
             raise TransitionRejected(task_id)
         names: dict[str, str] = {"#status": "status"}
         values: dict[str, Any] = {
-            ":input_required": _s("input_required"),
-            ":token": _s(task_token),
+            ":input_required": s("input_required"),
+            ":token": s(task_token),
             ":now": _t(now_ms),
-            ":n": _n(len(responses)),
-            ":mine": _n(mine),
-            ":room": _n(max_answer_bytes - mine),
-            ":zero": _n(0),
+            ":n": n(len(responses)),
+            ":mine": n(mine),
+            ":room": n(max_answer_bytes - mine),
+            ":zero": n(0),
             **_alive_values(alive),
         }
         sets = [
@@ -476,7 +449,7 @@ class DynamoDBTaskStore:
         answered: list[str] = []
         for i, (key, answer) in enumerate(responses.items()):
             names[f"#k{i}"] = key
-            values[f":v{i}"] = _s(_dumps(answer))
+            values[f":v{i}"] = j(answer)
             sets.append(f"inputResponses.#k{i} = :v{i}")
             conditions.append(f"attribute_exists(inputRequests.#k{i})")
             answered.append(f"inputRequests.#k{i}")
@@ -487,8 +460,8 @@ class DynamoDBTaskStore:
             "ConditionExpression": " AND ".join([*conditions, "size(inputRequests) = :n"]),
             "ExpressionAttributeValues": {
                 **values,
-                ":working": _s("working"),
-                ":resumed": _s("Resuming with the client's answers."),
+                ":working": s("working"),
+                ":resumed": s("Resuming with the client's answers."),
             },
         }
         partial = {
@@ -513,8 +486,8 @@ class DynamoDBTaskStore:
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
-                ":cancelled": _s("cancelled"),
-                ":m": _s(message),
+                ":cancelled": s("cancelled"),
+                ":m": s(message),
                 ":now": _t(now_ms),
                 **_ACTIVE,
                 **_alive_values(alive),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -17,12 +18,18 @@ _MAX_CAUSE = 32_768
 
 
 class StepFunctionsWorkflow:
-    def __init__(self, client: Any, state_machine_arn: str) -> None:
-        self._sfn = client
+    def __init__(self, client: Callable[[], Any], state_machine_arn: str) -> None:
+        # A client factory: only tools/call, tasks/update and tasks/cancel start, resume
+        # or stop an execution, so most cold starts never build this client.
+        self._client = client
         self._state_machine_arn = state_machine_arn
         # Execution ARNs follow from the machine ARN and the name, which saves
         # storing one per task.
         self._execution_prefix = state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+
+    @property
+    def _sfn(self) -> Any:
+        return self._client()
 
     def execution_arn(self, task_id: str) -> str:
         return f"{self._execution_prefix}:{task_id}"

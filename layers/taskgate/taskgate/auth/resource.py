@@ -22,18 +22,19 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..lazy import Lazy
 from .tokens import AccessToken, InsufficientScope, SigningKeysUnavailable, TokenError, Verifier
 
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
@@ -188,7 +189,10 @@ class SignIn:
         found = metadata_routes(self.resource) if self.resource is not None else []
         return [*found, *self.routes(inline)]
 
-    def protect(self, app: ASGIApp, *, inline: bool = False) -> ASGIApp:
+    def protect(self, routes: Sequence[BaseRoute], *, inline: bool = False) -> ASGIApp:
+        """An app serving ``routes``, the metadata and the authorization server, with a token
+        required on /mcp and an IAM caller on /iam/mcp."""
+        app = Starlette(routes=[*routes, *self.all_routes(inline=inline)])
         return BearerAuthMiddleware(
             app, resource=self.resource, verifier=self.verifier, iam=self.iam, inline=inline
         )
@@ -214,23 +218,14 @@ class BearerAuthMiddleware:
     ) -> None:
         self._app = app
         self._resource = resource
-        self._make_verifier = verifier
-        self._verifier: Verifier | None = None
-        self._lock = threading.Lock()
+        # Built by the first request that carries a token.
+        self._verifier: Lazy[Verifier] | None = Lazy(verifier) if verifier is not None else None
         self._iam = iam
         self._inline = inline
 
-    def _get_verifier(self) -> Verifier:
-        if self._verifier is None:
-            with self._lock:
-                if self._verifier is None:
-                    assert self._make_verifier is not None
-                    self._verifier = self._make_verifier()
-        return self._verifier
-
     def _check(self, token: str) -> AccessToken:
-        checked = self._get_verifier().verify(token)  # ~0.1 ms once keys are in memory
-        assert self._resource is not None
+        assert self._verifier is not None and self._resource is not None
+        checked = self._verifier().verify(token)  # ~0.1 ms once keys are in memory
         checked.require_scopes(self._resource.required_scopes)
         return checked
 

@@ -45,11 +45,12 @@ def map_size(entries: Mapping[str, Any]) -> int:
     return sum(len(key.encode()) + json_size(value) for key, value in entries.items())
 
 
-def row_size(record: TaskRecord) -> int:
-    """What the row's variable fields take, and what it holds besides them."""
+def row_size(record: TaskRecord, *, arguments_bytes: int | None = None) -> int:
+    """What the row's variable fields take, and what it holds besides them
+    (``arguments_bytes``: the arguments' size, when it is known already)."""
     return (
         ROW_FIXED_BYTES
-        + json_size(record.arguments)
+        + (json_size(record.arguments) if arguments_bytes is None else arguments_bytes)
         + map_size(record.input_requests)
         + map_size(record.input_responses)
         + (json_size(record.checkpoint) if record.checkpoint is not None else 0)
@@ -96,10 +97,12 @@ class Limits:
             return min(self.default_ttl_ms, self.max_ttl_ms)
         return min(requested_ms, self.max_ttl_ms)
 
-    def check_arguments(self, arguments: dict[str, Any]) -> None:
+    def check_arguments(self, arguments: dict[str, Any]) -> int:
+        """Their size, if within the bound."""
         size = json_size(arguments)
         if size > self.max_argument_bytes:
             raise PayloadTooLarge("arguments", size, self.max_argument_bytes)
+        return size
 
     def check_answers(self, answers: Mapping[str, Any]) -> None:
         """One request's answers, before anything is read."""
@@ -123,10 +126,10 @@ class Limits:
         return room
 
     @staticmethod
-    def check_row(record: TaskRecord) -> None:
+    def check_row(record: TaskRecord, *, arguments_bytes: int | None = None) -> None:
         """A new row as a whole (each bound may be configured high enough that
         together they would not fit)."""
-        size = row_size(record)
+        size = row_size(record, arguments_bytes=arguments_bytes)
         if size > MAX_ROW_BYTES:
             raise PayloadTooLarge(
                 "The task (arguments, answers and progress token together)", size, MAX_ROW_BYTES

@@ -66,7 +66,6 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     outcome: Outcome | None = None
-    execution_arn: str | None = None
     task_token: str | None = None
     checkpoint: Any = None
     # 2025-11-25: the tools/call request's progressToken stays valid for the task's life.

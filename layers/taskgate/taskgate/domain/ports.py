@@ -31,9 +31,6 @@ class TaskStore(Protocol):
     def count_active(self, owner: str, up_to: int) -> int:
         """The owner's live tasks, counted no further than ``up_to``."""
 
-    def list_active(self) -> list[str]:
-        """Ids of all live tasks."""
-
     def active_pages(self) -> Iterator[list[str]]:
         """Ids of all live tasks, a page at a time as the store reads them."""
 

@@ -68,15 +68,21 @@ class TaskService:
         owner: str,
         tool: str,
         arguments: dict[str, Any],
+        arguments_bytes: int | None = None,
         requested_ttl_ms: int | None = None,
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
         client_capabilities: dict[str, Any] | None = None,
     ) -> TaskRecord:
-        self.limits.check_arguments(arguments)
-        # Answers carried by the call (2026: a tools/call's inputResponses) and the
-        # progress token are kept in the row for the task's life.
-        self.limits.check_answers(input_responses or {})
+        """A new task, durable before its execution starts. ``arguments_bytes``: their size
+        as the caller measured it when it checked the request (the arguments and the answers
+        the task inherits) against ``limits``, once; without it, they are checked here."""
+        if arguments_bytes is None:
+            arguments_bytes = self.limits.check_arguments(arguments)
+            # Answers carried by the call (2026: a tools/call's inputResponses) are kept
+            # in the row for the task's life.
+            self.limits.check_answers(input_responses or {})
+        # So is the progress token.
         self.limits.check_stored_id("progressToken", progress_token)
         limit = self.limits.max_active_per_owner
         # Counted on the sparse active index, which is eventually consistent: a burst of
@@ -102,7 +108,7 @@ class TaskService:
             progress_token=progress_token,
             client_capabilities=client_capabilities,
         )
-        self.limits.check_row(record)
+        self.limits.check_row(record, arguments_bytes=arguments_bytes)
         # Write-through: the row is durable before anyone can learn the id.
         self._store.create(record)
         try:
@@ -211,7 +217,3 @@ class TaskService:
             return Cancellation(self.get(owner, task_id), cancelled_now=False)
         self._ender.stop(task_id, message)
         return Cancellation(cancelled, cancelled_now=True)
-
-    def fail_stale(self, record: TaskRecord, reason: str) -> bool:
-        """Fail a task whose execution is gone or past its deadline (the sweeper)."""
-        return self._ender.fail(record, reason)

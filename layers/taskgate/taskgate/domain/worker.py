@@ -72,6 +72,13 @@ class StepOutcome:
     # Why the task failed (its statusMessage), when this step failed it.
     reason: str | None = None
 
+    @property
+    def reported_status(self) -> str | None:
+        """What the step's audit line and metric call it: the status it wrote, or how it left."""
+        if self.kind is StepKind.FINISHED:
+            return self.status.value if self.status else None
+        return self.kind.value
+
     def raise_signal(self) -> None:
         """Leave RunTool through its Catch rules when the execution must park or loop."""
         if self.kind is StepKind.INPUT_REQUIRED:

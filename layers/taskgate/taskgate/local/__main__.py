@@ -17,7 +17,6 @@ import time
 import uvicorn
 
 from .. import wiring
-from ..http_app import create_app
 from . import sign_in as dev_sign_in
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
@@ -28,7 +27,7 @@ def _sweep_forever(interval: float) -> None:
     while True:
         time.sleep(interval)
         try:
-            wiring.sweeper().sweep()
+            wiring.root().sweeper.sweep()
         except Exception:
             logging.getLogger(__name__).exception("sweep failed")
 
@@ -43,19 +42,13 @@ def main() -> None:
         provider = dev_sign_in.prepare(os.environ, host, port, idp_port)
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
-    settings = wiring.settings()
+    root = dev_sign_in.with_test_documents(wiring.root())
+    wiring.reset(to=root)
+    settings = root.settings
     interval = float(os.environ.get("SWEEP_INTERVAL_SECONDS", "60"))
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
-    app = create_app(
-        wiring.mcp_server,
-        anonymous_owner=settings.anonymous_owner,
-        max_body_bytes=settings.max_body_bytes,
-        security=wiring.transport_security(),
-        # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
-        sign_in=dev_sign_in.local_sign_in(settings, wiring.sign_in_ports(settings))
-        if settings.auth_mode
-        else None,
-    )
+    # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
+    app = root.app()
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
     if tokens and settings.auth_mode & {"USER", "CLIENT"}:
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
@@ -63,11 +56,8 @@ def main() -> None:
     if provider is not None:
         # The identity provider on its own origin, as Cognito's domain is; in a daemon thread
         # (uvicorn leaves signals to the main thread's server), so it ends with the server.
-        idp = uvicorn.Server(
-            uvicorn.Config(
-                provider.app(), host=host, port=int(provider.base_url.rsplit(":", 1)[1]), log_level="warning"
-            )
-        )
+        idp_port = int(provider.base_url.rsplit(":", 1)[1])
+        idp = uvicorn.Server(uvicorn.Config(provider.app(), host=host, port=idp_port, log_level="warning"))
         threading.Thread(target=lambda: asyncio.run(idp.serve()), daemon=True, name="dev-idp").start()
         print(dev_sign_in.banner(provider, settings.public_url), flush=True)
     print(f"taskgate serving http://{host}:{port}/mcp", flush=True)

@@ -17,10 +17,9 @@ import os
 import ssl
 from collections.abc import MutableMapping
 
-from ..auth.build import SignInPorts, build_sign_in
+from ..auth.build import SignInPorts
 from ..auth.cimd import GuardedFetch
-from ..auth.resource import SignIn
-from ..config import Settings
+from ..root import Taskgate
 from .dev_idp import (
     AGENT_CLIENT,
     AGENT_SECRET,
@@ -69,10 +68,15 @@ def test_documents_fetch(environ: MutableMapping[str, str]) -> GuardedFetch | No
     return GuardedFetch(allow_hosts=allow, ssl_context=ssl.create_default_context(cafile=ca) if ca else None)
 
 
-def local_sign_in(
-    settings: Settings, ports: SignInPorts, environ: MutableMapping[str, str] | None = None
-) -> SignIn | None:
+def with_test_documents(root: Taskgate, environ: MutableMapping[str, str] | None = None) -> Taskgate:
+    """``root``, or (with the test-only settings above) the same root whose guarded fetch of
+    metadata documents also reaches the test's host and trusts its certificate."""
     fetch = test_documents_fetch(os.environ if environ is None else environ)
-    if fetch is not None:
-        ports = dataclasses.replace(ports, documents_fetch=fetch)
-    return build_sign_in(settings, ports)
+    sign_in = root.ports.sign_in
+    if fetch is None or sign_in is None:
+        return root
+
+    def ports() -> SignInPorts:
+        return dataclasses.replace(sign_in(), documents_fetch=fetch)
+
+    return Taskgate(root.settings, dataclasses.replace(root.ports, sign_in=ports))

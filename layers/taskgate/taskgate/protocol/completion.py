@@ -14,7 +14,7 @@ from .era import Call, Method
 from .errors import RpcError
 from .params import Params
 from .resources import MAX_URI_LENGTH, ResourceMethods
-from .shared import Services
+from .services import Services
 
 Short = Annotated[str, StringConstraints(max_length=4096)]
 

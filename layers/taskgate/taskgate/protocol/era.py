@@ -10,16 +10,19 @@ entry in the server's list.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from ..codes import INVALID_PARAMS, METHOD_NOT_FOUND
+from ..lazy import Lazy
 from .errors import RpcError
 from .jsonrpc import ClientResponse, Request
+
+if TYPE_CHECKING:
+    from ..domain.sessions import Session
 
 
 @dataclass
@@ -41,6 +44,8 @@ class Call:
     # Notifications the handler emitted for this request (progress, log messages): they go
     # before the response on an SSE reply, when the client accepts one.
     emitted: list[dict[str, Any]] = field(default_factory=list)
+    # 2025-11-25: the session the era's ``before`` found for this request (None: none).
+    session: Session | None = None
 
     def emit(self, notification: dict[str, Any]) -> None:
         self.emitted.append(notification)
@@ -86,66 +91,51 @@ class Method:
 
 
 class MethodRegistry:
+    """Method name -> its handler, in registration order. A group of methods may be made on
+    first use (``add_group``): a cold start whose request is another method never
+    imports them."""
+
     def __init__(self, methods: list[Method] | None = None) -> None:
-        self._methods: dict[str, Method] = {}
-        # Registration order, deferred names included (names() and iteration keep it).
-        self._order: list[str] = []
-        # A deferred name -> the group that serves it, built by the first look at any of its names.
-        self._deferred: dict[str, _DeferredGroup] = {}
-        self._lock = threading.Lock()  # the local server's request threads
+        self._methods: dict[str, Callable[[], Method]] = {}
+        self._groups: list[Lazy[dict[str, Method]]] = []
         for method in methods or []:
             self.add(method)
 
+    def _put(self, name: str, method: Callable[[], Method]) -> None:
+        if name in self._methods:
+            raise ValueError(f"method {name!r} is registered twice")
+        self._methods[name] = method
+
     def add(self, method: Method) -> None:
-        if method.name in self._methods or method.name in self._deferred:
-            raise ValueError(f"method {method.name!r} is registered twice")
-        self._methods[method.name] = method
-        self._order.append(method.name)
+        self._put(method.name, lambda: method)
 
-    def defer(self, names: Sequence[str], build: Callable[[], list[Method]]) -> None:
-        """Methods made on first use: ``build`` imports and makes the methods ``names``
-        when one of them is first looked up, so a cold start whose request is another
-        method never imports them."""
-        group = _DeferredGroup(tuple(names), build)
-        for name in names:
-            if name in self._methods or name in self._deferred:
-                raise ValueError(f"method {name!r} is registered twice")
-            self._deferred[name] = group
-            self._order.append(name)
+    def add_group(self, names: Sequence[str], build: Callable[[], list[Method]]) -> None:
+        """``build`` makes the methods ``names``, when one of them is first looked up."""
+        expected = tuple(names)
 
-    def _build(self, name: str) -> None:
-        with self._lock:
-            group = self._deferred.get(name)
-            if group is None:
-                return
-            methods = group.build()
-            if sorted(m.name for m in methods) != sorted(group.names):
-                raise RuntimeError(f"deferred methods {group.names} built as {[m.name for m in methods]}")
-            for method in methods:
-                self._methods[method.name] = method
-                del self._deferred[method.name]
+        def made() -> dict[str, Method]:
+            methods = {m.name: m for m in build()}
+            if sorted(methods) != sorted(expected):
+                raise RuntimeError(f"deferred methods {expected} built as {list(methods)}")
+            return methods
+
+        group = Lazy(made)
+        self._groups.append(group)
+        for name in expected:
+            self._put(name, lambda name=name: group()[name])  # type: ignore[misc]
 
     def get(self, name: str) -> Method | None:
-        if name in self._deferred:
-            self._build(name)
-        return self._methods.get(name)
+        found = self._methods.get(name)
+        return found() if found is not None else None
 
     def names(self) -> list[str]:
-        return list(self._order)
+        return list(self._methods)
 
     def __iter__(self) -> Iterator[Method]:
-        for name in list(self._deferred):
-            self._build(name)
-        return iter([self._methods[name] for name in self._order])
+        return iter([method() for method in self._methods.values()])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._methods or name in self._deferred
-
-
-@dataclass(frozen=True)
-class _DeferredGroup:
-    names: tuple[str, ...]
-    build: Callable[[], list[Method]]
+        return name in self._methods
 
 
 class Era:
@@ -166,16 +156,19 @@ class Era:
     def status_for(self, code: int) -> int:
         return self.http_status.get(code, 200)
 
-    def before(self, call: Call) -> None:
-        """Checks every request of this era passes before its method runs (headers, sessions)."""
+    def before(self, call: Call) -> Call:
+        """Checks every request of this era passes before its method runs (headers, sessions);
+        the call its method is given (with what the checks found)."""
+        return call
 
     def dispatch(self, call: Call) -> Result:
-        assert call.request is not None
-        self.before(call)
-        method = self.methods.get(call.request.method)
+        request = call.request
+        assert request is not None
+        call = self.before(call)
+        method = self.methods.get(request.method)
         if method is None:
-            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {call.request.method}")
-        return self.shape(method, method.handler(call, method.parse(call.request.params)))
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return self.shape(method, method.handler(call, method.parse(request.params)))
 
     def shape(self, method: Method, result: Result) -> Result:
         """What this era adds to every result (2026: ``resultType``)."""

@@ -9,8 +9,6 @@ and a crash (500).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS, TASK_LIMIT_REACHED
 from ..domain.errors import (
     DependencyFailure,
@@ -23,24 +21,14 @@ from ..domain.errors import (
     TaskNotFound,
     TooManyActiveTasks,
 )
+from ..tools.errors import ProtocolError
 
 RETRY_AFTER_SECONDS = 1
 
 
-class RpcError(Exception):
-    """Raised anywhere below the dispatcher; becomes a JSON-RPC error response."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_error(self) -> dict[str, Any]:
-        err: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            err["data"] = self.data
-        return err
+# Raised anywhere below the dispatcher; becomes a JSON-RPC error response. One class with
+# what a tool raises (``taskgate.tools.ProtocolError``): either reaches the client as is.
+RpcError = ProtocolError
 
 
 class TransportRejection(RpcError):

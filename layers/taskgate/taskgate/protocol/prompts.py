@@ -20,7 +20,7 @@ from .era import Call, Method
 from .errors import RpcError
 from .params import Key, Params
 from .resources import SHARED_LIST_TTL_MS, ListPage
-from .shared import Services
+from .services import Services
 
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 

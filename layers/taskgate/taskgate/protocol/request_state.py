@@ -14,34 +14,32 @@ on every echo:
 Tokens are ``tg1.`` + base64url(key id ‖ nonce ‖ ciphertext); the prefix and the key id
 are authenticated too. The key is derived (HKDF-SHA256) from a secret every Lambda
 instance reads once (the stack's Secrets Manager secret); the local runtime makes its
-own. ``cryptography`` is imported only here, on first use: most requests never seal.
+own. The cipher (``sealing.KeyRing``, which imports ``cryptography``) is built by the first
+request that seals or opens one: most requests never do.
 Refusals say only "Invalid or expired requestState" (-32602); the reason goes to the log.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 import logging
 import os
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codes import INVALID_PARAMS
 from ..domain.ports import Clock
 from .errors import RpcError
+from .tokens import InvalidState, b64u
+
+if TYPE_CHECKING:
+    from .sealing import KeyRing
 
 logger = logging.getLogger(__name__)
 
-PREFIX = "tg1."
-_KDF_INFO = b"taskgate/request-state/v1/aes-256-gcm"
-_KID_LEN = 4
-_NONCE_LEN = 12
-_TAG_LEN = 16
 # A state from the future by more than this is refused (clocks of instances drift a little).
 _SKEW_MS = 60_000
 # A sanity bound only: the request body limit (MAX_BODY_BYTES) bounds a token first.
@@ -65,85 +63,18 @@ class Carried:
 NOTHING = Carried({})
 
 
-class InvalidState(Exception):
-    """Why a token was refused (for the log only)."""
-
-
-def _b64u(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
-
-
-def _b64u_decode(text: str) -> bytes:
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    if _b64u(raw) != text:
-        # Only the canonical encoding: no second spelling of the same token.
-        raise ValueError("non-canonical base64url")
-    return raw
-
-
 def _digest(value: Any) -> str:
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return _b64u(hashlib.sha256(canonical.encode()).digest()[:16])
+    return b64u(hashlib.sha256(canonical.encode()).digest()[:16])
 
 
 def _principal(owner: str) -> str:
     # The owner never travels in the token, not even encrypted: a digest is enough to compare.
-    return _b64u(
+    return b64u(
         hashlib.sha256(b"taskgate/request-state/owner:" + owner.encode("utf-8", "surrogatepass")).digest()[
             :16
         ]
     )
-
-
-class _Ring:
-    """AES-GCM under one or more keys: the first seals, every one opens (rotation)."""
-
-    def __init__(self, secrets: Sequence[bytes]) -> None:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        from cryptography.hazmat.primitives.hashes import SHA256
-        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-        if not secrets:
-            raise ValueError("request state needs at least one key")
-        self._aeads: dict[bytes, Any] = {}
-        self._seal_kid = b""
-        for i, secret in enumerate(secrets):
-            if len(secret) < 32:
-                raise ValueError("a request-state secret must have at least 32 bytes")
-            key = HKDF(algorithm=SHA256(), length=32, salt=None, info=_KDF_INFO).derive(secret)
-            kid = hashlib.sha256(b"taskgate/request-state/kid:" + key).digest()[:_KID_LEN]
-            self._aeads[kid] = AESGCM(key)
-            if i == 0:
-                self._seal_kid = kid
-
-    def seal(self, payload: bytes) -> str:
-        nonce = os.urandom(_NONCE_LEN)
-        sealed = self._aeads[self._seal_kid].encrypt(nonce, payload, PREFIX.encode() + self._seal_kid)
-        return PREFIX + _b64u(self._seal_kid + nonce + sealed)
-
-    def open(self, token: str) -> bytes:
-        from cryptography.exceptions import InvalidTag
-
-        if not token.startswith(PREFIX):
-            raise InvalidState("malformed")
-        try:
-            raw = _b64u_decode(token[len(PREFIX) :])
-        except ValueError as exc:
-            raise InvalidState("malformed") from exc
-        if len(raw) < _KID_LEN + _NONCE_LEN + _TAG_LEN:
-            raise InvalidState("malformed")
-        kid, nonce, sealed = (
-            raw[:_KID_LEN],
-            raw[_KID_LEN : _KID_LEN + _NONCE_LEN],
-            raw[_KID_LEN + _NONCE_LEN :],
-        )
-        aead = self._aeads.get(kid)
-        if aead is None:
-            raise InvalidState("unknown key")
-        try:
-            return aead.decrypt(nonce, sealed, PREFIX.encode() + kid)  # type: ignore[no-any-return]
-        except InvalidTag:
-            raise InvalidState("seal") from None
 
 
 def refused() -> RpcError:
@@ -151,21 +82,13 @@ def refused() -> RpcError:
 
 
 class RequestStates:
-    """Seals and opens ``requestState``. ``keys`` is called once, on first use."""
+    """Seals and opens ``requestState`` with the key ring ``ring()`` gives (a ``Lazy``:
+    built, and its keys read, by the first request that needs it)."""
 
-    def __init__(self, keys: KeySource, *, ttl_ms: int, clock: Clock) -> None:
-        self._keys = keys
+    def __init__(self, ring: Callable[[], KeyRing], *, ttl_ms: int, clock: Clock) -> None:
+        self._ring = ring
         self._ttl_ms = ttl_ms
         self._clock = clock
-        self._ring: _Ring | None = None
-        self._lock = threading.Lock()
-
-    def _get_ring(self) -> _Ring:
-        if self._ring is None:
-            with self._lock:
-                if self._ring is None:
-                    self._ring = _Ring(self._keys())
-        return self._ring
 
     def seal(self, carried: Carried, *, owner: str, method: str, target: str, arguments: Any) -> str:
         now = self._clock()
@@ -181,7 +104,7 @@ class RequestStates:
             "s": carried.state,
         }
         payload = json.dumps(claims, separators=(",", ":"), ensure_ascii=True).encode()
-        return self._get_ring().seal(payload)
+        return self._ring().seal(payload)
 
     def open(self, token: Any, *, owner: str, method: str, target: str, arguments: Any) -> Carried:
         """What ``token`` carries, if it is ours, unexpired, for this caller and this request."""
@@ -195,7 +118,7 @@ class RequestStates:
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             raise InvalidState("not a token")
         try:
-            claims = json.loads(self._get_ring().open(token))
+            claims = json.loads(self._ring().open(token))
         except ValueError as exc:
             raise InvalidState("malformed payload") from exc
         if not isinstance(claims, dict) or claims.get("v") != 1:

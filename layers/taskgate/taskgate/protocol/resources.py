@@ -22,7 +22,7 @@ from .callers import OwnerTasks
 from .era import Call, Method
 from .errors import RpcError
 from .params import MAX_ID_LENGTH, Params
-from .shared import Services
+from .services import Services
 
 # Far above any URI a resource needs, far below the request body limit.
 MAX_URI_LENGTH = 8192

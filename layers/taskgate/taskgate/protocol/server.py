@@ -8,7 +8,7 @@ comes from the era's table for the error's code, except for the three cases
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..codes import INTERNAL_ERROR
@@ -17,24 +17,33 @@ from . import sse
 from .era import Call, Era, HttpReply
 from .errors import Retryable, RpcError, TransportRejection, from_domain
 from .jsonrpc import ClientResponse, failure, parse_message, request_id, success
-from .shared import AuditHook
+from .services import AuditHook
 
 logger = logging.getLogger(__name__)
 
 
 class McpServer:
-    def __init__(self, eras: Sequence[Era], *, audit: AuditHook | None = None) -> None:
+    def __init__(self, eras: Sequence[Callable[[], Era]], *, audit: AuditHook | None = None) -> None:
+        """``eras``: each era's factory, asked in order; the last one serves whatever no era
+        claims, so it is built by the first request that reaches it (the 2025-11-25 era,
+        which a 2026-07-28 client never does)."""
         if not eras:
             raise ValueError("an MCP server needs at least one era")
-        # Asked in order; the last one serves whatever no era claims.
-        self.eras = list(eras)
+        self._eras = list(eras)
         self._audit: AuditHook = audit or (lambda event, fields: None)
 
+    @property
+    def eras(self) -> list[Era]:
+        """Every era, built (tests and scripts look inside)."""
+        return [era() for era in self._eras]
+
     def era_for(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> Era:
-        for era in self.eras:
+        *first, last = self._eras
+        for factory in first:
+            era = factory()
             if era.claims(headers, meta):
                 return era
-        return self.eras[-1]
+        return last()
 
     def handle(self, body: Any, headers: Mapping[str, str], owner: str) -> HttpReply:
         """One POSTed JSON-RPC message."""

@@ -26,7 +26,8 @@ class CheckpointTooLarge(ToolError):
 
 
 class ProtocolError(Exception):
-    """The request itself failed: a JSON-RPC error, reported as a failed task."""
+    """The request itself failed: a JSON-RPC error (in a task, reported as a failed task).
+    The protocol layer raises the same class (``protocol.errors.RpcError``)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(message)

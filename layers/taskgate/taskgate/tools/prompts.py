@@ -17,9 +17,8 @@ A prompt returns ``str`` (one user message), a ``Message`` or a list of them.
 from __future__ import annotations
 
 import base64
-import importlib
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -198,11 +197,6 @@ class PromptRegistry:
 
     def __len__(self) -> int:
         return len(self._prompts)
-
-    def load(self, modules: Iterable[str]) -> PromptRegistry:
-        for module in modules:
-            importlib.import_module(module)
-        return self
 
 
 registry = PromptRegistry()

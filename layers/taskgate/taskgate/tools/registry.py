@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import inspect
-import threading
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,8 +40,6 @@ def to_call_tool_result(value: Any) -> dict[str, Any]:
             "isError": False,
         }
     if isinstance(value, dict):
-        import json
-
         return {
             "content": [{"type": "text", "text": json.dumps(value, ensure_ascii=False)}],
             "structuredContent": value,
@@ -117,13 +114,18 @@ class Tool:
         return self.input_model.model_validate(arguments)
 
     def run(self, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        """Run to a CallToolResult; ToolError becomes ``isError: true``.
+        """``call`` with ``arguments`` as stored (a task's step parses them again)."""
+        return self.call(self.parse(arguments), ctx)
+
+    def call(self, args: BaseModel, ctx: ToolContext) -> dict[str, Any]:
+        """Run on arguments already parsed, to a CallToolResult; ToolError becomes
+        ``isError: true``.
 
         InputNeeded, TaskCancelled and ProtocolError pass through to the caller,
         which knows whether this is a task or an inline call.
         """
         try:
-            value = self.fn(self.parse(arguments), ctx)
+            value = self.fn(args, ctx)
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.
                 value = self.output_model.model_validate(value)
@@ -135,10 +137,6 @@ class Tool:
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
-        # Modules named by ``defer``, imported by the first look at the tools.
-        self._pending: list[str] = []
-        self._lock = threading.RLock()
-        self._loading = False
 
     def add(self, t: Tool) -> None:
         if t.name in self._tools and self._tools[t.name].fn is not t.fn:
@@ -146,53 +144,21 @@ class ToolRegistry:
         self._tools[t.name] = t
 
     def get(self, name: str) -> Tool | None:
-        self._load_pending()
         return self._tools.get(name)
 
     def __iter__(self) -> Any:
-        self._load_pending()
         # Registration order: deployers list their tools the way they want them shown.
         return iter(list(self._tools.values()))
 
     def __len__(self) -> int:
-        self._load_pending()
         return len(self._tools)
 
     def load(self, modules: Iterable[str]) -> ToolRegistry:
+        """Import ``modules``, whose decorators register their tools (here, for the
+        module-level ``registry``)."""
         for module in modules:
             importlib.import_module(module)
         return self
-
-    def defer(self, modules: Iterable[str]) -> ToolRegistry:
-        """``load``, on the first ``get``, iteration or ``len`` instead of now.
-
-        A tool module defines pydantic models, whose schemas are built as the class
-        is: the API function's cold start would pay for every tool's model on a
-        request that runs none (``tasks/get``). A module that does not exist still
-        fails now, so a misspelt ``TOOL_MODULES`` fails the cold start, saying which.
-        """
-        names = list(modules)
-        missing = [m for m in names if importlib.util.find_spec(m) is None]
-        if missing:
-            raise ModuleNotFoundError(f"tool modules not found: {', '.join(missing)}")
-        with self._lock:
-            self._pending.extend(names)
-        return self
-
-    def _load_pending(self) -> None:
-        if not self._pending:
-            return
-        # Other threads wait for the whole import; the importing thread itself (a tool
-        # module that looks at the registry) sees what is registered so far.
-        with self._lock:
-            if not self._pending or self._loading:
-                return
-            self._loading = True
-            try:
-                self.load(self._pending)  # a failure leaves them pending: the next look fails the same way
-                self._pending = []
-            finally:
-                self._loading = False
 
 
 registry = ToolRegistry()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import importlib
 import inspect
 import json
 import re
@@ -206,17 +205,6 @@ class ResourceRegistry:
 
     def __len__(self) -> int:
         return len(self._resources)
-
-    def static(self) -> list[Resource]:
-        return [r for r in self if not r.is_template]
-
-    def templates(self) -> list[Resource]:
-        return [r for r in self if r.is_template]
-
-    def load(self, modules: Iterable[str]) -> ResourceRegistry:
-        for module in modules:
-            importlib.import_module(module)
-        return self
 
 
 registry = ResourceRegistry()

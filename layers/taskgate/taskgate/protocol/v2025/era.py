@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
@@ -14,7 +14,6 @@ from ...domain.sessions import Session, SessionStore, call_key
 from ...tools.context import ToolContext
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
-from ...tools.registry import Tool
 from ..completion import CompletionMethods
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
@@ -22,14 +21,13 @@ from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
-from ..shared import Services, create_task, fetched, resolve_tool, run_inline, run_prepare, server_info
+from ..services import Services, server_info
 from ..subscriptions import Subscriptions
+from ..tool_calls import ToolRequest, create_task, fetched, resolve_tool, run_inline, run_prepare
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
-# The session of the request being handled, as ``before`` found it (None: no session).
-_session: ContextVar[Session | None] = ContextVar("taskgate_2025_session", default=None)
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -85,10 +83,10 @@ class Era2025(Era):
 
     # -- sessions -------------------------------------------------------------
 
-    def before(self, call: Call) -> None:
-        _session.set(None)
-        if call.method != "initialize":
-            _session.set(self._check_session(call))
+    def before(self, call: Call) -> Call:
+        if call.method == "initialize":
+            return call
+        return dataclasses.replace(call, session=self._check_session(call))
 
     def _check_session(self, call: Call, *, consistent: bool = True) -> Session | None:
         """A session id we never issued, that expired, or that is someone else's: 404.
@@ -110,7 +108,7 @@ class Era2025(Era):
         """The client of a tools/call as its session knows it: what it declared in
         initialize (nothing, without a session) and the level it set (every level, until
         it sets one)."""
-        session = _session.get()
+        session = call.session
         return Peer(
             capabilities=ClientCapabilities(session.capabilities if session else {}),
             notify=call.emit,
@@ -214,7 +212,7 @@ class Era2025(Era):
 
     def _set_level(self, call: Call, params: SetLevel) -> dict[str, Any]:
         """The session's log level: notifications/message below it are not sent."""
-        session = _session.get()
+        session = call.session
         if session is None:
             raise RpcError(INVALID_REQUEST, "logging/setLevel needs a session (Mcp-Session-Id)")
         self._sessions.set_log_level(session.session_id, params.level)
@@ -224,7 +222,8 @@ class Era2025(Era):
         return {"tools": [t.describe(with_task_support=True) for t in self._s.tools]}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
         peer = self._peer(call, params)
         # What a task keeps of them (None: not recorded, as for a session older than them).
         known = peer.capabilities.declared
@@ -232,15 +231,14 @@ class Era2025(Era):
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            if run_prepare(found, arguments, {}, peer).questions is not None:
+            if run_prepare(request, {}, peer).questions is not None:
                 raise RpcError(
                     INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
                 )
             record = create_task(
                 self._s,
                 call,
-                found,
-                arguments,
+                request,
                 ttl_ms=params.task.ttl,
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
@@ -249,9 +247,9 @@ class Era2025(Era):
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
         tool_ctx = ToolContext(peer=peer, owner=call.owner)
-        result = run_inline(found, arguments, tool_ctx, self._s.inline)
+        result = run_inline(request, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, found, arguments, declared)
+            return self._ask_on_the_call_stream(call, params, request, declared)
         if tool_ctx.stream_closed and _accepts_sse(call):
             assert call.request is not None
             message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
@@ -263,8 +261,7 @@ class Era2025(Era):
         self,
         call: Call,
         params: ToolCall,
-        found: Tool,
-        arguments: dict[str, Any],
+        request: ToolRequest,
         declared: dict[str, Any] | None,
     ) -> HttpReply:
         """A plain call to a tool that asks. This era has no inline form of a question,
@@ -275,16 +272,15 @@ class Era2025(Era):
         client asked for a plain call, and clients that track tasks would try to match
         a task they never created. The tool runs again from the top in the task (asks
         replay)."""
-        if found.task_support == "forbidden" or not _accepts_sse(call):
-            raise RpcError(INVALID_PARAMS, f"Tool {found.name} needs input; call it as a task")
+        if request.tool.task_support == "forbidden" or not _accepts_sse(call):
+            raise RpcError(INVALID_PARAMS, f"Tool {request.name} needs input; call it as a task")
         assert call.request is not None
         # Checked before the task exists: a stream that cannot be kept must not orphan one.
         self._streams.check_request_id(call.request.id)
         record = create_task(
             self._s,
             call,
-            found,
-            arguments,
+            request,
             progress_token=params.progress_token(),
             client_capabilities=declared,
         )

@@ -35,7 +35,7 @@ from ...domain.model import TaskRecord, TaskStatus
 from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
-from ..shared import InlineSlots
+from ..services import InlineSlots
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ...codes import (
@@ -16,23 +16,25 @@ from ...codes import (
 )
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
-from ..deferred import CATALOG_METHODS
 from ..era import Call, Era, Method, MethodRegistry, Result
 from ..errors import RpcError
 from ..headers import check_param_headers
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..shared import (
-    Services,
-    create_task,
-    fetched,
-    open_state,
-    resolve_tool,
-    run_prepare,
-    run_round,
-    server_info,
-)
+from ..request_state import Carried
+from ..services import Services, server_info
+from ..tool_calls import create_task, fetched, open_state, resolve_tool, run_prepare, run_round
 from . import envelope
 from . import wire as w
+
+# What resources.py, prompts.py and completion.py serve in this era, made on first use.
+CATALOG_METHODS = (
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+)
 
 
 class Era2026(Era):
@@ -48,7 +50,8 @@ class Era2026(Era):
         METHOD_NOT_FOUND: 404,
     }
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, catalog: Callable[[], list[Method]]) -> None:
+        """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``)."""
         self._s = services
         super().__init__(
             MethodRegistry(
@@ -65,29 +68,16 @@ class Era2026(Era):
             )
         )
         # Made by the first request for one of them, not at a cold start that serves another.
-        self.methods.defer(CATALOG_METHODS, self._catalog)
-
-    def _catalog(self) -> list[Method]:
-        from ..completion import CompletionMethods
-        from ..prompts import PromptMethods
-        from ..resources import ResourceMethods
-
-        len(self._s.tools)  # the tool modules register resources and prompts too: loaded first
-        # SEP-2164: an unknown resource is -32602 with data.uri; SEP-2549 caching hints.
-        resources = ResourceMethods(self._s, not_found_code=INVALID_PARAMS, hints=True)
-        return [
-            *resources.methods(),
-            *PromptMethods(self._s, hints=True, can_ask=True).methods(),
-            *CompletionMethods(self._s, resources).methods(),
-        ]
+        self.methods.add_group(CATALOG_METHODS, catalog)
 
     def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
         return envelope.claims(headers, meta)
 
-    def before(self, call: Call) -> None:
+    def before(self, call: Call) -> Call:
         assert call.request is not None
         method = self.methods.get(call.request.method)
         envelope.check_envelope(call.headers, call.request, method.name_field if method else None)
+        return call
 
     def shape(self, method: Method, result: Result) -> Result:
         # Every result of this era says what kind it is.
@@ -122,8 +112,9 @@ class Era2026(Era):
         }
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any]:
-        found, arguments = resolve_tool(self._s, params.name, params.arguments)
-        check_param_headers(call.headers, found.input_schema(), arguments)
+        request = resolve_tool(self._s, params.name, params.arguments)
+        found = request.tool
+        check_param_headers(call.headers, found.input_schema(), request.arguments)
         declares = w.declares_tasks(params.meta or {})
         if found.task_support == "required" and not declares:
             raise RpcError(
@@ -131,8 +122,8 @@ class Era2026(Era):
                 f"Missing required client capability: tool {found.name} runs only as a task",
                 w.missing_capability_data(),
             )
-        answers = self._answers(params)
-        carried = open_state(self._s, call, found.name, arguments, params.requestState)
+        carried = open_state(self._s, call, request, params.requestState)
+        answers = self._answers(params, carried)
         meta = params.meta or {}
         declared = meta.get(w.META_CLIENT_CAPABILITIES)
         peer = Peer(
@@ -143,25 +134,22 @@ class Era2026(Era):
         )
         if declares and found.task_support != "forbidden":
             # Questions asked before the task exists are a plain input round (MRTR).
-            prepared = run_prepare(found, arguments, {**answers, **carried.answers}, peer)
+            prepared = run_prepare(request, answers, peer)
             if prepared.questions is not None:
                 return {"resultType": "input_required", "inputRequests": prepared.questions}
             record = create_task(
-                self._s,
-                call,
-                found,
-                arguments,
-                answers=prepared.carried,
-                client_capabilities=declared_view(declared),
+                self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
             )
             return w.create_task_result(record)
-        return run_round(self._s, call, found, arguments, answers, carried, peer)
+        return run_round(self._s, call, request, answers, carried, peer)
 
-    def _answers(self, params: ToolCall) -> dict[str, Any]:
-        """``inputResponses`` of a retried round: an object of answers, or -32602."""
+    def _answers(self, params: ToolCall, carried: Carried) -> dict[str, Any]:
+        """The answers of every round so far: this round's ``inputResponses`` (an object of
+        answers, or -32602) and those its ``requestState`` carries, within their bound
+        together (what the task inherits is some of them: checked here, once)."""
         if "inputResponses" in params.model_fields_set and params.inputResponses is None:
             raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        answers = params.inputResponses or {}
+        answers = {**(params.inputResponses or {}), **carried.answers}
         self._s.tasks.limits.check_answers(answers)
         return answers
 

@@ -1,0 +1,159 @@
+"""A tool call, as both eras make it: resolving the tool and its arguments, the prepare
+round (questions a tool asks before its task exists), inline runs and rounds, and
+creating the task. Each era shapes the results its own way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..codes import INVALID_PARAMS
+from ..domain.errors import ServerBusy
+from ..domain.model import TaskRecord
+from ..tools.context import InputNeeded, ToolContext
+from ..tools.peer import Peer
+from ..tools.registry import Tool
+from .era import Call, validation_data
+from .errors import RpcError
+from .request_state import NOTHING, Carried
+from .services import InlineSlots, Services
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """A tool call, checked once when it was resolved: the tool, its arguments as sent and
+    as its model parsed them, and their size (checked against MAX_ARGUMENT_BYTES). Nothing
+    after this checks them again."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    args: BaseModel
+    arguments_bytes: int
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None) -> ToolRequest:
+    """The tool and its checked arguments, or a -32602 that says what is wrong."""
+    found = services.tools.get(name)
+    if found is None:
+        raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    arguments = arguments or {}
+    size = services.tasks.limits.check_arguments(arguments)
+    try:
+        args = found.parse(arguments)
+    except ValidationError as exc:
+        raise RpcError(
+            INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
+        ) from exc
+    return ToolRequest(found, arguments, args, size)
+
+
+def run_inline(request: ToolRequest, ctx: ToolContext, slots: InlineSlots) -> dict[str, Any]:
+    """Run a tool inside this request: a CallToolResult, or the questions it asked
+    (``{"resultType": "input_required", "inputRequests": …}``). Refused with
+    ServerBusy (503, Retry-After) when ``slots`` are all taken."""
+    with slots.held() as running:
+        if not running:
+            raise ServerBusy(
+                f"Server busy: {slots.size} tool calls are already running here; "
+                "retry shortly, or call the tool as a task"
+            )
+        try:
+            return request.tool.call(request.args, ctx)
+        except InputNeeded as need:
+            return {"resultType": "input_required", "inputRequests": need.requests}
+        finally:
+            ctx.close()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The prepare round: questions still open, or the answers the task inherits."""
+
+    questions: dict[str, Any] | None
+    carried: dict[str, Any]
+
+
+def run_round(
+    services: Services,
+    call: Call,
+    request: ToolRequest,
+    answers: dict[str, Any],
+    carried: Carried,
+    peer: Peer,
+) -> dict[str, Any]:
+    """One round of a plain call that may ask (2026-07-28 MRTR): the tool runs with the
+    answers of every round so far (``answers``); when it asks again and has something to
+    carry (answers already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult``
+    gets a sealed ``requestState`` for the next round to echo."""
+    ctx = ToolContext(answers=answers, state=carried.state, peer=peer, owner=call.owner)
+    result = run_inline(request, ctx, services.inline)
+    if result.get("resultType") == "input_required":
+        keep = Carried(ctx.carried(), ctx.state)
+        if not keep.empty:
+            result["requestState"] = services.request_states.seal(
+                keep, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
+            )
+    return result
+
+
+def open_state(services: Services, call: Call, request: ToolRequest, token: str | None) -> Carried:
+    """What an echoed ``requestState`` carries, or -32602 if it is not one this server
+    sealed for this caller and this request, unexpired."""
+    if token is None:
+        return NOTHING
+    return services.request_states.open(
+        token, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
+    )
+
+
+def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None = None) -> Prepared:
+    """Run a tool's ``prepare`` step, which asks before any task exists."""
+    prepare = request.tool.prepare
+    if prepare is None:
+        return Prepared(None, {})
+    ctx = ToolContext(answers=answers, peer=peer)
+    try:
+        prepare(request.args, ctx)
+    except InputNeeded as need:
+        return Prepared(need.requests, {})
+    # The task inherits the answers to the questions it was asked, nothing else.
+    return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
+
+
+def create_task(
+    services: Services,
+    call: Call,
+    request: ToolRequest,
+    *,
+    ttl_ms: int | None = None,
+    answers: dict[str, Any] | None = None,
+    progress_token: str | int | None = None,
+    client_capabilities: dict[str, Any] | None = None,
+) -> TaskRecord:
+    """The task for ``request``; ``answers`` (which it inherits) were checked with the
+    request's own, so the service checks neither again."""
+    record = services.tasks.create(
+        owner=call.owner,
+        tool=request.name,
+        arguments=request.arguments,
+        arguments_bytes=request.arguments_bytes,
+        requested_ttl_ms=ttl_ms,
+        input_responses=answers,
+        progress_token=progress_token,
+        client_capabilities=client_capabilities,
+    )
+    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": request.name})
+    return record
+
+
+def fetched(services: Services, call: Call, record: TaskRecord) -> TaskRecord:
+    """A finished task's result, read for the client (and audited as fetched)."""
+    services.audit("result_fetched", {"taskId": record.task_id, "owner": call.owner})
+    return services.tasks.with_result(record)

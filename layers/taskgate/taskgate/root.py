@@ -1,0 +1,281 @@
+"""The composition root: everything taskgate serves, built from its arguments.
+
+``Taskgate(settings, ports)`` holds the settings and the outside world (``Ports``: each
+adapter as a factory) and builds each service the first time something asks for it
+(``@once``), so the API's cold start builds what its first request needs and nothing
+else. Production builds one from the environment with the AWS adapters
+(``taskgate.wiring.root()``); the unit tier and the bench build one on the in-memory
+ports (``taskgate.testing.memory``); the local runtime builds production's over moto.
+
+The imports inside the builders below are the cold start's: the worker's step, the
+sweeper, the 2025-11-25 era, the catalogue's methods, sign-in and the request-state
+cipher load with the first request (or function) that uses them, never at an API init.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .clock import now_ms
+from .config import Settings
+from .domain.limits import Limits
+from .domain.ports import BlobStore, Clock, TaskStore, Workflow
+from .domain.results import ResultStore
+from .domain.service import TaskService
+from .lazy import Lazy, once
+from .protocol.era import Era
+from .protocol.request_state import RequestStates
+from .protocol.server import McpServer
+from .protocol.services import AuditHook, InlineSlots
+from .protocol.transport_security import TransportSecurity
+from .protocol.v2026 import Era2026
+from .tools.registry import ToolRegistry, registry
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from .auth.build import SignInPorts
+    from .auth.resource import SignIn
+    from .domain.sessions import SessionStore
+    from .domain.sweeper import Sweeper
+    from .domain.worker import Worker
+    from .protocol.sealing import KeyRing
+    from .tools.prompts import PromptRegistry
+    from .tools.resources import ResourceRegistry
+
+
+@dataclass(frozen=True)
+class Ports:
+    """The outside world, each part a factory called once, by the first use of it."""
+
+    store: Callable[[], TaskStore]
+    workflow: Callable[[], Workflow]
+    # The 2025-11-25 era's sessions, streams and subscriptions.
+    sessions: Callable[[], SessionStore]
+    # Where results too large for the row go; None: no bucket (such a result fails its task).
+    blobs: Callable[[], BlobStore | None]
+    # The secret(s) that seal requestState: every instance of a deployment must share them.
+    request_state_keys: Callable[[], Sequence[bytes]]
+    clock: Clock = now_ms
+    # What a waiting 2025-11-25 stream sleeps with and measures its budget by.
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    # Sign-in's own (taskgate/auth: its items in the table, its keys, the issuer); asked only
+    # when AuthMode lets callers in with tokens.
+    sign_in: Callable[[], SignInPorts] | None = None
+
+
+def limits(settings: Settings) -> Limits:
+    """The bounds the task lifecycle enforces, as configured."""
+    return Limits(
+        default_ttl_ms=settings.default_ttl_ms,
+        max_ttl_ms=settings.max_ttl_ms,
+        poll_interval_ms=settings.poll_interval_ms,
+        max_active_per_owner=settings.max_active_tasks_per_owner,
+        max_argument_bytes=settings.max_argument_bytes,
+        max_input_response_bytes=settings.max_input_response_bytes,
+        max_checkpoint_bytes=settings.max_checkpoint_bytes,
+    )
+
+
+class Taskgate:
+    """The server (``server``, ``app()``), the worker's step (``worker``), the sweeper
+    (``sweeper``) and the services under them. ``tools``: a registry to serve instead of
+    the modules ``settings.tool_modules`` names."""
+
+    def __init__(self, settings: Settings, ports: Ports, *, tools: ToolRegistry | None = None) -> None:
+        self.settings = settings
+        self.ports = ports
+        self._tools = tools
+        self._audit_hooks: list[AuditHook] = []
+        if tools is None:
+            # Imported by the first look at a tool, but a misspelt TOOL_MODULES fails now
+            # (the function's cold start), saying which.
+            missing = [m for m in settings.tool_modules if importlib.util.find_spec(m) is None]
+            if missing:
+                raise ModuleNotFoundError(f"tool modules not found: {', '.join(missing)}")
+
+    # -- what the eras' handlers use (protocol.services.Services) ------------------------
+
+    def on_audit(self, hook: AuditHook) -> None:
+        """Tell ``hook`` of every task event a client causes: (event, fields). The API
+        function logs and counts them (observability.audit_hook); a test collects them."""
+        self._audit_hooks.append(hook)
+
+    def audit(self, event: str, fields: dict[str, Any]) -> None:
+        for hook in self._audit_hooks:
+            hook(event, fields)
+
+    @property
+    def anonymous_owner(self) -> str:
+        return self.settings.anonymous_owner
+
+    @once
+    def tasks(self) -> TaskService:
+        return TaskService(self.store, self.workflow, self.ports.clock, self.limits, self.results)
+
+    @once
+    def tools(self) -> ToolRegistry:
+        # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
+        return self._tools if self._tools is not None else registry.load(self.settings.tool_modules)
+
+    @once
+    def resources(self) -> ResourceRegistry:
+        from .tools.resources import registry as resources
+
+        self.tools  # noqa: B018 - the tool modules register resources too: loaded first
+        return resources
+
+    @once
+    def prompts(self) -> PromptRegistry:
+        from .tools.prompts import registry as prompts
+
+        self.tools  # noqa: B018 - the tool modules register prompts too: loaded first
+        return prompts
+
+    @once
+    def request_states(self) -> RequestStates:
+        def ring() -> KeyRing:
+            # cryptography, and the secret, only for the first plain call that asks.
+            from .protocol.sealing import KeyRing
+
+            return KeyRing(self.ports.request_state_keys())
+
+        return RequestStates(
+            Lazy(ring), ttl_ms=self.settings.request_state_ttl_seconds * 1000, clock=self.ports.clock
+        )
+
+    @once
+    def inline(self) -> InlineSlots:
+        return InlineSlots(self.settings.max_inline_calls)
+
+    # -- the domain --------------------------------------------------------------------
+
+    @once
+    def store(self) -> TaskStore:
+        return self.ports.store()
+
+    @once
+    def workflow(self) -> Workflow:
+        return self.ports.workflow()
+
+    @once
+    def sessions(self) -> SessionStore:
+        return self.ports.sessions()
+
+    @once
+    def limits(self) -> Limits:
+        return limits(self.settings)
+
+    @once
+    def results(self) -> ResultStore:
+        return ResultStore(
+            self.ports.blobs(),
+            max_inline_bytes=self.settings.max_inline_result_bytes,
+            max_delivered_bytes=self.settings.max_result_response_bytes,
+        )
+
+    @once
+    def worker(self) -> Worker:
+        from .domain.worker import Worker  # the worker function's: the API never imports it
+
+        return Worker(
+            self.store,
+            self.tools,
+            self.ports.clock,
+            self.results,
+            limits=self.limits,
+            max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
+            yield_margin_ms=self.settings.step_yield_margin_ms,
+        )
+
+    @once
+    def sweeper(self) -> Sweeper:
+        from .domain.sweeper import Sweeper  # the sweeper function's
+
+        return Sweeper(
+            self.store,
+            self.workflow,
+            self.ports.clock,
+            stale_after_ms=self.settings.stale_after_seconds * 1000,
+            max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
+        )
+
+    # -- the server ----------------------------------------------------------------------
+
+    @once
+    def era2026(self) -> Era2026:
+        def catalog() -> list[Any]:
+            from .protocol.v2026.catalog import catalog_methods  # with its first request
+
+            return catalog_methods(self)
+
+        return Era2026(self, catalog)
+
+    @once
+    def era2025(self) -> Era:
+        # Built by the first request that speaks it: a 2026-07-28 client never does.
+        from .protocol.v2025 import Era2025
+        from .protocol.v2025.streams import ResultStreams
+
+        streams = ResultStreams(
+            self.tasks,
+            self.sessions,
+            results=self.results,
+            slots=self.inline,
+            budget_seconds=self.settings.stream_max_seconds,
+            log_retention_ms=self.settings.stream_log_ttl_ms,
+            sleep=self.ports.sleep,
+            monotonic=self.ports.monotonic,
+        )
+        return Era2025(
+            self,
+            sessions=self.sessions,
+            streams=streams,
+            clock=self.ports.clock,
+            session_ttl_ms=self.settings.session_ttl_ms,
+        )
+
+    @once
+    def server(self) -> McpServer:
+        # The order is the order eras are asked; 2025 serves whatever carries no later mark.
+        return McpServer([lambda: self.era2026, lambda: self.era2025], audit=self.audit)
+
+    @once
+    def transport_security(self) -> TransportSecurity:
+        return TransportSecurity(self.settings.allowed_hosts, self.settings.allowed_origins)
+
+    @once
+    def sign_in(self) -> SignIn | None:
+        """AuthMode's callers (taskgate/auth), or None when every caller is anonymous. Only
+        the metadata, the routes and the middleware exist at a cold start: joserfc, Authlib and
+        the clients they need come with the first request that uses them."""
+        if not self.settings.auth_mode:
+            return None
+        from .auth.build import SignInPorts, build_sign_in
+        from .auth.signing import ephemeral_source
+
+        def no_store() -> Any:
+            raise RuntimeError("sign-in has no store: give Ports.sign_in")
+
+        # Without sign-in ports (IAM alone, or CLIENT: nothing is stored) a key of this process's own.
+        ports = self.ports.sign_in() if self.ports.sign_in else SignInPorts(no_store, ephemeral_source())
+        return build_sign_in(self.settings, ports)
+
+    def app(self, *, inline: bool = False) -> ASGIApp:
+        """The Starlette app serving /mcp (``create_app``): ``inline=True`` in Lambda (one
+        request at a time, on the event loop's thread); the local server keeps a thread pool."""
+        from .http_app import create_app  # Starlette: the API's, never the worker's or the sweeper's
+
+        return create_app(
+            lambda: self.server,
+            anonymous_owner=self.settings.anonymous_owner,
+            max_body_bytes=self.settings.max_body_bytes,
+            inline=inline,
+            security=self.transport_security,
+            sign_in=self.sign_in,
+        )

@@ -1,0 +1,628 @@
+"""In-memory ports: the domain's ports (``taskgate.domain.ports``, ``taskgate.domain.sessions``)
+over plain dicts, for tests and the bench. No DynamoDB item encoding, no botocore, no network.
+
+``MemoryTaskStore`` honours the domain's transition table, as the DynamoDB store's
+condition expressions do (tests/integration/test_transitions.py runs one matrix against
+both); it and ``MemorySessionStore`` refuse an item DynamoDB would refuse (400 KB).
+``MemorySignInStore`` is sign-in's (taskgate/auth). ``memory_ports`` hands them to the composition root (``taskgate.root.Taskgate``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
+from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
+from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
+from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
+from ..domain.ports import Clock
+from ..domain.sessions import Session, StreamState
+from ..domain.transitions import Op, check, target
+from ..protocol.request_state import ephemeral_keys
+from ..root import Ports
+
+if TYPE_CHECKING:
+    from ..auth.build import SignInPorts
+
+# DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
+# translate into DependencyFailure); the fakes refuse the same writes.
+DYNAMODB_ITEM_BYTES = 409_600
+
+
+def _refuse_oversize(size: int) -> None:
+    if size > DYNAMODB_ITEM_BYTES:
+        raise DependencyFailure(
+            "AWS refused the request (ValidationException: Item size has exceeded the maximum allowed size)"
+        )
+
+
+class MemoryTaskStore:
+    """``TaskStore`` over a dict. Every change is checked against the domain's
+    transition table (``taskgate.domain.transitions``), as the DynamoDB store's
+    condition expressions are; tests/integration/test_transitions.py runs the same
+    matrix against both.
+
+    ``capacity`` bounds how many rows it keeps (oldest dropped first), so a long run
+    measures the server's memory rather than the fake table's.
+    """
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self.records: dict[str, TaskRecord] = {}
+        self._active: dict[str, set[str]] = {}
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    # -- helpers (not part of the port) -------------------------------------------
+    def _put(self, record: TaskRecord) -> None:
+        # ROW_FIXED_BYTES is taskgate's allowance for what it does not count; the
+        # fields themselves are measured as DynamoDB stores them.
+        _refuse_oversize(row_size(record) - ROW_FIXED_BYTES)
+        self.records[record.task_id] = record
+        ids = self._active.setdefault(record.owner, set())
+        if record.status in ACTIVE:
+            ids.add(record.task_id)
+        else:
+            ids.discard(record.task_id)
+
+    def put(self, record: TaskRecord) -> None:
+        """Write a row as-is (test and bench setup)."""
+        with self._lock:
+            self._put(record)
+
+    def finish_all(self) -> None:
+        """Complete every active task (bench setup between batches)."""
+        with self._lock:
+            for ids in self._active.values():
+                for task_id in list(ids):
+                    record = self.records[task_id]
+                    self.records[task_id] = dataclasses.replace(record, status=TaskStatus.COMPLETED)
+                ids.clear()
+
+    def _row(self, op: Op, task_id: str) -> TaskRecord:
+        record = self.records.get(task_id)
+        if record is None:
+            raise TransitionRejected(task_id)
+        check(op, task_id, record.status)
+        return record
+
+    def park(self, task_id: str, token: str, now_ms: int) -> None:
+        """What the state machine's AwaitInput state writes: parked on ``token``, only
+        if still working with questions stored (a cancel wins)."""
+        with self._lock:
+            record = self._row(Op.PARK, task_id)
+            if not record.input_requests:
+                raise TransitionRejected(task_id)
+            self._put(
+                dataclasses.replace(
+                    record,
+                    status=target(Op.PARK, record.status),
+                    task_token=token,
+                    last_updated_at_ms=now_ms,
+                    status_message="Waiting for input from the client.",
+                )
+            )
+
+    # -- TaskStore ----------------------------------------------------------------
+    def create(self, record: TaskRecord) -> None:
+        with self._lock:
+            if record.task_id in self.records:
+                raise TaskAlreadyExists(record.task_id)
+            self._put(record)
+            if self._capacity is not None and len(self.records) > self._capacity:
+                oldest = next(iter(self.records))
+                gone = self.records.pop(oldest)
+                self._active.get(gone.owner, set()).discard(oldest)
+
+    def get(self, task_id: str, *, consistent: bool = True) -> TaskRecord | None:
+        return self.records.get(task_id)
+
+    def list_for_owner(
+        self, owner: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[TaskRecord], str | None]:
+        start = 0
+        if cursor is not None:
+            if not cursor.isdigit():
+                raise ValueError("malformed cursor")
+            start = int(cursor)
+        mine = sorted(
+            (r for r in self.records.values() if r.owner == owner),
+            key=lambda r: r.created_at_ms,
+            reverse=True,
+        )
+        page = mine[start : start + limit]
+        return page, (str(start + limit) if start + limit < len(mine) else None)
+
+    def count_active(self, owner: str, up_to: int) -> int:
+        return min(len(self._active.get(owner, ())), up_to)
+
+    def list_active(self) -> list[str]:
+        """Ids of every live task (tests)."""
+        return [task_id for ids in self._active.values() for task_id in ids]
+
+    def active_pages(self, page_size: int = 1000) -> Iterator[list[str]]:
+        with self._lock:
+            ids = self.list_active()
+        for start in range(0, len(ids), page_size):
+            yield ids[start : start + page_size]
+
+    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        assert len(task_ids) <= 100
+        found = [self.records.get(task_id) for task_id in task_ids]
+        return [
+            dataclasses.replace(
+                r, arguments={}, result=None, checkpoint=None, input_requests={}, input_responses={}
+            )
+            for r in found
+            if r is not None
+        ]
+
+    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
+        with self._lock:
+            record = self._row(Op.PROGRESS, task_id)
+            self._put(_touched(record, now_ms, alive, status_message=message))
+
+    def ask(
+        self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        with self._lock:
+            record = self._row(Op.ASK, task_id)
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, input_requests=dict(requests), history_events=used))
+
+    def save_checkpoint(
+        self, task_id: str, state: Any, now_ms: int, alive: Expiry, *, history_events: int = 0
+    ) -> None:
+        with self._lock:
+            record = self._row(Op.CHECKPOINT, task_id)
+            used = record.history_events + history_events
+            self._put(_touched(record, now_ms, alive, checkpoint=state, history_events=used))
+
+    def finish(
+        self,
+        task_id: str,
+        *,
+        status: TaskStatus,
+        outcome: Outcome,
+        result: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+        message: str | None,
+        now_ms: int,
+        alive: Expiry,
+        result_ref: str | None = None,
+    ) -> bool:
+        op = Op.COMPLETE if status is TaskStatus.COMPLETED else Op.FAIL
+        with self._lock:
+            try:
+                record = self._row(op, task_id)
+            except TransitionRejected:
+                return False
+            changes: dict[str, Any] = {
+                "status": target(op, record.status),
+                "outcome": outcome,
+                "result": result,
+                "error": error,
+                "result_ref": result_ref,
+                "task_token": None,
+                "input_requests": {},
+            }
+            if message is not None:
+                changes["status_message"] = message
+            self._put(_touched(record, now_ms, alive, **changes))
+            return True
+
+    def answer_inputs(
+        self,
+        task_id: str,
+        responses: dict[str, Any],
+        *,
+        task_token: str,
+        now_ms: int,
+        alive: Expiry,
+        max_answer_bytes: int,
+        likely_last: bool = False,
+    ) -> bool:
+        # One atomic step, as DynamoDB's conditional write is: whether this answer is
+        # the last is decided here, under the lock, not by the caller's earlier read.
+        with self._lock:
+            record = self._row(Op.ANSWER, task_id)
+            if record.task_token != task_token or not set(responses) <= set(record.input_requests):
+                raise TransitionRejected(task_id)
+            answered = {**record.input_responses, **responses}
+            if map_size(answered) > max_answer_bytes:
+                raise TransitionRejected(task_id)
+            left = {k: v for k, v in record.input_requests.items() if k not in responses}
+            if left:
+                self._put(_touched(record, now_ms, alive, input_responses=answered, input_requests=left))
+                return False
+            check(Op.RESUME, task_id, record.status)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    status=target(Op.RESUME, record.status),
+                    status_message="Resuming with the client's answers.",
+                    input_responses=answered,
+                    input_requests={},
+                    task_token=None,
+                )
+            )
+            return True
+
+    def cancel(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> TaskRecord:
+        with self._lock:
+            record = self._row(Op.CANCEL, task_id)
+            cancelled = _touched(
+                record,
+                now_ms,
+                alive,
+                status=target(Op.CANCEL, record.status),
+                status_message=message,
+                task_token=None,
+                input_requests={},
+            )
+            self._put(cancelled)
+            return cancelled
+
+
+def _touched(record: TaskRecord, now_ms: int, alive: Expiry, **changes: Any) -> TaskRecord:
+    return dataclasses.replace(
+        record,
+        last_updated_at_ms=now_ms,
+        expires_at_ms=alive.expires_at_ms,
+        ttl_ms=alive.ttl_ms,
+        **changes,
+    )
+
+
+class MemoryWorkflow:
+    """``Workflow`` as the state machine behaves, without running anything by itself.
+
+    ``start`` queues an execution; a test's ``settle`` (tests/fakes.py ``World``) runs
+    the queued steps through the real worker, parks on a token when a step asks (as AwaitInput does), and
+    queues the execution again when ``resume`` is called with that token. With
+    ``complete_into`` set (the bench), ``start`` finishes the task at once.
+    """
+
+    def __init__(self, complete_into: MemoryTaskStore | None = None) -> None:
+        self.started = 0
+        self.resumed = 0
+        self.stopped = 0
+        self._complete_into = complete_into
+        # task id -> RUNNING | SUCCEEDED | FAILED | ABORTED
+        self.executions: dict[str, str] = {}
+        self.stop_reasons: dict[str, str] = {}
+        self.runnable: list[str] = []
+        self.waiting: dict[str, str] = {}  # token -> task id
+        # Set to an exception to make the next call of that name raise it.
+        self.fail_next: dict[str, Exception] = {}
+
+    def _maybe_fail(self, name: str) -> None:
+        exc = self.fail_next.pop(name, None)
+        if exc is not None:
+            raise exc
+
+    def start(self, task_id: str, input_wait_seconds: int) -> None:
+        self._maybe_fail("start")
+        self.started += 1
+        if task_id in self.executions:
+            return  # same name, same input: idempotent, as Step Functions is
+        self.executions[task_id] = "RUNNING"
+        store = self._complete_into
+        if store is not None:
+            record = store.records[task_id]
+            store.finish(
+                task_id,
+                status=TaskStatus.COMPLETED,
+                outcome=Outcome.SUCCESS,
+                result={"content": [{"type": "text", "text": "done"}], "isError": False},
+                error=None,
+                message="The operation completed.",
+                now_ms=record.created_at_ms,
+                alive=record.kept_alive(record.created_at_ms),
+            )
+            self.executions[task_id] = "SUCCEEDED"
+            return
+        self.runnable.append(task_id)
+
+    def resume(self, task_token: str) -> bool:
+        self._maybe_fail("resume")
+        self.resumed += 1
+        task_id = self.waiting.pop(task_token, None)
+        if task_id is None or self.executions.get(task_id) != "RUNNING":
+            return False
+        self.runnable.append(task_id)
+        return True
+
+    def stop(self, task_id: str, reason: str) -> None:
+        self._maybe_fail("stop")
+        self.stopped += 1
+        if self.executions.get(task_id) == "RUNNING":
+            self.executions[task_id] = "ABORTED"
+            self.stop_reasons[task_id] = reason
+        self.runnable = [t for t in self.runnable if t != task_id]
+
+    def status(self, task_id: str) -> str | None:
+        self._maybe_fail("status")
+        if self._complete_into is not None:
+            return "RUNNING"
+        return self.executions.get(task_id)
+
+
+class MemoryBlobs:
+    """``BlobStore`` over a dict."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+        self.keep_days: dict[str, int] = {}
+
+    def put(self, key: str, data: bytes, *, keep_days: int) -> None:
+        self.objects[key] = data
+        self.keep_days[key] = keep_days
+
+    def get(self, key: str) -> bytes:
+        return self.objects[key]
+
+    def get_range(self, key: str, start: int, length: int) -> tuple[bytes, int]:
+        data = self.objects[key]
+        return data[start : start + max(1, length)], len(data)
+
+    def delete(self, key: str) -> None:
+        self.objects.pop(key, None)
+
+
+def _stream_size(stream: StreamState) -> int:
+    """The stream item's size as DynamoDB counts it (JSON strings stored as written)."""
+    return (
+        json_size(stream.request_id)
+        + sum(len(e.encode()) for e in stream.events)
+        + sum(len(k.encode()) for k in stream.emitted_keys)
+        + len(stream.owner.encode())
+        + len(stream.task_id)
+    )
+
+
+class MemorySessionStore:
+    """``SessionStore`` over dicts (only the 2025-11-25 era touches it)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, Session] = {}
+        self.streams: dict[str, StreamState] = {}
+        self.calls: dict[str, str] = {}
+        # What an eventually consistent read returns for a stream, when a test makes it lag.
+        self.lagging: dict[str, StreamState] = {}
+        self.subs: dict[str, dict[str, str]] = {}
+
+    def create_session(self, session: Session) -> None:
+        self.sessions[session.session_id] = session
+
+    def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
+        return self.sessions.get(session_id)
+
+    def delete_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        self.subs.pop(session_id, None)
+
+    def set_log_level(self, session_id: str, level: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(session, log_level=level)
+
+    def create_stream(self, stream: StreamState) -> None:
+        _refuse_oversize(_stream_size(stream))
+        self.streams[stream.stream_id] = stream
+
+    def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
+        if not consistent and stream_id in self.lagging:
+            return self.lagging[stream_id]
+        return self.streams.get(stream_id)
+
+    def append_events(self, before: StreamState, after: StreamState) -> bool:
+        if self.streams.get(before.stream_id) != before:
+            return False
+        _refuse_oversize(_stream_size(after))
+        self.streams[after.stream_id] = after
+        return True
+
+    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
+        self.calls[key] = task_id
+
+    def find_call(self, key: str) -> str | None:
+        return self.calls.get(key)
+
+    def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
+        return dict(self.subs.get(session_id, {}))
+
+    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+        mine = self.subs.setdefault(session_id, {})
+        if uri not in mine and len(mine) >= limit:
+            return False
+        mine[uri] = version
+        return True
+
+    def unsubscribe(self, session_id: str, uri: str) -> None:
+        self.subs.get(session_id, {}).pop(uri, None)
+
+    def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:
+        mine = self.subs.get(session_id, {})
+        if mine.get(uri) != seen:
+            return False
+        mine[uri] = now
+        return True
+
+
+class FakeClock:
+    """Milliseconds that move only when a test says so."""
+
+    def __init__(self, start_ms: int = 1_800_000_000_000) -> None:
+        self.now = start_ms
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+class MemorySignInStore:
+    """``SignInStore`` (taskgate/auth) over a dict, with the DynamoDB adapter's semantics:
+    expired items are gone to reads, and every conditional write decides once."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[Any, int]] = {}
+        self.counters: dict[str, int] = {}
+        self.used_codes: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _live(self, key: str, now: int) -> Any:
+        found = self.items.get(key)
+        return found[0] if found and found[1] > now else None
+
+    def add_client(self, client: ClientRecord, *, expires_at: int) -> None:
+        with self._lock:
+            assert f"client#{client.client_id}" not in self.items
+            self.items[f"client#{client.client_id}"] = (client, expires_at)
+
+    def get_client(self, client_id: str, now: int) -> ClientRecord | None:
+        found: ClientRecord | None = self._live(f"client#{client_id}", now)
+        return found
+
+    def keep_client(self, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            found = self.items.get(f"client#{client_id}")
+            if found and found[1] < expires_at:
+                self.items[f"client#{client_id}"] = (found[0], expires_at)
+
+    def count(self, key: str, *, limit: int, expires_at: int) -> bool:
+        with self._lock:
+            if self.counters.get(key, 0) >= limit:
+                return False
+            self.counters[key] = self.counters.get(key, 0) + 1
+            return True
+
+    def start_sign_in(self, pending: PendingSignIn) -> None:
+        with self._lock:
+            self.items[f"pending#{pending.pending_id}"] = (pending, pending.expires_at)
+
+    def advance_sign_in(
+        self,
+        pending_id: str,
+        *,
+        stage: str,
+        to: str,
+        now: int,
+        expect_csrf: str | None = None,
+        **changes: str,
+    ) -> PendingSignIn | None:
+        with self._lock:
+            found: PendingSignIn | None = self._live(f"pending#{pending_id}", now)
+            if found is None or found.stage != stage:
+                return None
+            if expect_csrf is not None and found.csrf != expect_csrf:
+                return None
+            after = dataclasses.replace(found, stage=to, **changes)  # type: ignore[arg-type]
+            self.items[f"pending#{pending_id}"] = (after, found.expires_at)
+            return after
+
+    def add_code(self, code: CodeRecord) -> None:
+        with self._lock:
+            self.items[f"code#{code.code_digest}"] = (code, code.expires_at)
+
+    def use_code(self, code_digest: str, now: int) -> tuple[CodeUse, CodeRecord | None]:
+        with self._lock:
+            record: CodeRecord | None = self._live(f"code#{code_digest}", now)
+            if record is None:
+                return CodeUse.UNKNOWN, None
+            if code_digest in self.used_codes:
+                return CodeUse.REPLAYED, record
+            self.used_codes.add(code_digest)
+            return CodeUse.FIRST, record
+
+    def add_grant(self, grant: GrantRecord) -> None:
+        with self._lock:
+            assert f"grant#{grant.family}" not in self.items
+            self.items[f"grant#{grant.family}"] = (grant, grant.expires_at)
+
+    def get_grant(self, family: str, now: int) -> GrantRecord | None:
+        found: GrantRecord | None = self._live(f"grant#{family}", now)
+        return found
+
+    def rotate_grant(
+        self, family: str, *, old_digest: str, new_digest: str, expires_at: int, now: int
+    ) -> bool:
+        with self._lock:
+            found: GrantRecord | None = self._live(f"grant#{family}", now)
+            if found is None or found.current_digest != old_digest:
+                return False
+            self.items[f"grant#{family}"] = (
+                dataclasses.replace(found, current_digest=new_digest),
+                expires_at,
+            )
+            return True
+
+    def revoke_grant(self, family: str) -> None:
+        with self._lock:
+            self.items.pop(f"grant#{family}", None)
+
+    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
+        return self._live(f"consent#{digest(owner + chr(0) + client_id)}", now) is not None
+
+    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"consent#{digest(owner + chr(0) + client_id)}"] = (True, expires_at)
+
+    def cached_document(self, url: str, now: int) -> str | None:
+        found: str | None = self._live(f"cimd#{url}", now)
+        return found
+
+    def cache_document(self, url: str, document: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"cimd#{url}"] = (document, expires_at)
+
+
+@dataclass
+class Memory:
+    """One set of in-memory ports, kept so a test can look inside them and move the clock.
+
+    ``ports()`` hands them to ``Taskgate``; ``blobs=False`` is a deployment without a
+    result bucket. A stream's wait neither sleeps nor reads the real clock: it calls
+    ``on_wait`` (a test runs the queued executions there) and moves ``stream_time``."""
+
+    # A FakeClock (moved by the test) or the real one (``taskgate.clock.now_ms``: the bench).
+    clock: Clock = field(default_factory=FakeClock)
+    store: MemoryTaskStore = field(default_factory=MemoryTaskStore)
+    workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
+    sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
+    blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
+    sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
+    stream_time: float = 0.0
+    on_wait: Callable[[], None] = lambda: None
+
+    def _wait(self, seconds: float) -> None:
+        self.stream_time += seconds
+        self.on_wait()
+
+    def ports(
+        self, *, with_bucket: bool = True, keys: Callable[[], Sequence[bytes]] = ephemeral_keys
+    ) -> Ports:
+        return Ports(
+            store=lambda: self.store,
+            workflow=lambda: self.workflow,
+            sessions=lambda: self.sessions,
+            blobs=(lambda: self.blobs) if with_bucket else (lambda: None),
+            request_state_keys=keys,
+            clock=self.clock,
+            sleep=self._wait,
+            monotonic=lambda: self.stream_time,
+            sign_in=self._sign_in_ports,
+        )
+
+    def _sign_in_ports(self) -> SignInPorts:
+        from ..auth.build import SignInPorts
+        from ..auth.signing import ephemeral_source
+
+        return SignInPorts(store=lambda: self.sign_in, signing_keys=ephemeral_source())
