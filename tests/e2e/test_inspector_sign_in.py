@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from taskgate.config import EXAMPLE_TOOL_MODULES
 from tests.e2e.test_inspector import (
     ARTIFACTS,
     HERE,
@@ -61,6 +62,7 @@ def signed_in_stack(
                 "PORT": str(server_port),
                 "IDP_PORT": str(idp_port),
                 "TASKGATE_SIGN_IN": "dev",
+                "TOOL_MODULES": EXAMPLE_TOOL_MODULES,  # slow_compute is an example's
                 "PYTHONPATH": "layers/taskgate:layers/tools",
             },
             server_log,
