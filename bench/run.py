@@ -34,6 +34,7 @@ from benchlib import (
     PROJECT_PY,
     RESULTS,
     ROOT,
+    base_env,
     fmt,
     lambda_env,
     median,
@@ -646,6 +647,17 @@ def checkout(ref: str, tmp: Path) -> Path:
     tree.mkdir()
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    # The trimmed botocore data is built, not committed (bootstrap and layers/Makefile make it):
+    # without it that revision's clients would load botocore's whole data, and every before row
+    # would be slower for a reason no deployment has.
+    if (tree / "layers" / "taskgate" / "taskgate" / "adapters" / "botocore_trim.py").exists():
+        subprocess.run(
+            [str(LAYER_PY), "-m", "taskgate.adapters.botocore_trim"],
+            cwd=tree,
+            env={**base_env(), "PYTHONPATH": str(tree / "layers" / "taskgate")},
+            capture_output=True,
+            check=True,
+        )
     return tree
 
 
