@@ -75,6 +75,13 @@ def _answer(answer: Answer, cors: bool = False) -> Response:
     return Response(answer.body or b"", answer.status, headers=headers)
 
 
+async def _small_body(request: Request) -> bytes | None:
+    """The body, or None once it passes MAX_FORM_BYTES (read no further than that)."""
+    from ..http_app import bounded_body
+
+    return await bounded_body(request, MAX_FORM_BYTES)
+
+
 def _address(request: Request) -> str:
     """The caller's address: API Gateway's view of it, or the socket's (local server)."""
     event = request.scope.get("aws.event") or {}
@@ -148,12 +155,12 @@ class SignInRoutes:
     async def register(self, request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers=CORS)
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
+        body = await _small_body(request)
+        if body is None:
             return JSONResponse(
                 {"error": "invalid_client_metadata", "error_description": f"at most {MAX_FORM_BYTES} bytes"},
                 413,
-                headers=CORS,
+                headers={**CORS, "Connection": "close"},
             )
         return await self._run(
             self._register, body, dict(request.headers), _address(request), for_client=True
@@ -185,9 +192,9 @@ class SignInRoutes:
     async def token(self, request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=204, headers=CORS)
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
-            return JSONResponse({"error": "invalid_request"}, 413, headers=CORS)
+        body = await _small_body(request)
+        if body is None:
+            return JSONResponse({"error": "invalid_request"}, 413, headers={**CORS, "Connection": "close"})
         try:
             pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
         except UnicodeDecodeError:
@@ -299,8 +306,8 @@ class SignInRoutes:
             return _problem(
                 403, "This request came from another site", "The decision must come from this page."
             )
-        body = await request.body()
-        if len(body) > MAX_FORM_BYTES:
+        body = await _small_body(request)
+        if body is None:
             return _problem(413, "This request is too large", "")
         form = dict(parse_qsl(body.decode("utf-8", "replace")))
         return await self._run(self._consent, form)
