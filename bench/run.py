@@ -34,6 +34,7 @@ from benchlib import (
     PROJECT_PY,
     RESULTS,
     ROOT,
+    base_env,
     fmt,
     lambda_env,
     median,
@@ -142,6 +143,12 @@ ours_get / ours_call = the same init, then one API Gateway HTTP API v2 event thr
   resolution, serialisation, signing and parsing run for real). floor_get = bench/stack_floor_get.py: the required
   stack a tasks/get uses (DynamoDB client, Logger/Metrics, Starlette, Mangum), given the same event. before_get
   (with --before REF): ours_get of that git revision, in the same rounds.
+Sign-in rows (bench/sign_in.py; the event then carries no API Gateway authorizer): ours_401 = the template's
+  default AuthMode (USER,CLIENT,IAM), a request without a token (the 401 that starts a client's sign-in);
+  ours_get_user = the same with a person's token from the stack's own authorization server (HS256: the key read
+  from Secrets Manager, answered by the stub); ours_get_agent = AuthMode JWT (CLIENT), an agent's token of the
+  issuer (RS256: the issuer's JWKS fetched over loopback HTTP, as from Cognito). before_401 / before_get_agent:
+  the --before revision with the same JWT environment and token, in the same rounds.
 ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STATE_MACHINE_ARN, RESULT_BUCKET,
   POWERTOOLS_*, AWS_REGION, fake credentials): Powertools Logger/Metrics, botocore dynamodb+stepfunctions clients
   (S3 is made on first use), tool registry, McpServer, Starlette app, Mangum. floor = bench/stack_floor.py: the
@@ -151,7 +158,8 @@ ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STAT
     )
     ratios: dict[str, Any] = {}
     floors = ("floor", "floor_get", "floor_get_pyd")
-    for ours_key in ("before_get", "ours_get", "ours_call", "ours", "ours_layer", *floors):
+    signed_in = ("before_401", "before_get_agent", "ours_401", "ours_get_user", "ours_get_agent")
+    for ours_key in ("before_get", "ours_get", *signed_in, "ours_call", "ours", "ours_layer", *floors):
         for base_key in ("mcp", "fastmcp", "fastmcp_tasks", *floors):
             if ours_key == base_key or (ours_key in floors and base_key != "mcp"):
                 continue
@@ -212,7 +220,13 @@ mcp = mcp 2.3.0; fastmcp = minimal FastMCP 4.1.4 server; fastmcp_tasks = the sam
 
     ours = by.get("ours")
     importtime: dict[str, Any] = {}
-    for key, name in (("before_get", "1c''"), ("ours_get", "1c'")):
+    for key, name in (
+        ("before_get", "1c''"),
+        ("ours_get", "1c'"),
+        ("before_get_agent", "1g''"),
+        ("ours_get_agent", "1g'"),
+        ("ours_get_user", "1g"),
+    ):
         first = by.get(key)
         if first is None or not first.modules_cum:
             continue
@@ -633,6 +647,17 @@ def checkout(ref: str, tmp: Path) -> Path:
     tree.mkdir()
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    # The trimmed botocore data is built, not committed (bootstrap and layers/Makefile make it):
+    # without it that revision's clients would load botocore's whole data, and every before row
+    # would be slower for a reason no deployment has.
+    if (tree / "layers" / "taskgate" / "taskgate" / "adapters" / "botocore_trim.py").exists():
+        subprocess.run(
+            [str(LAYER_PY), "-m", "taskgate.adapters.botocore_trim"],
+            cwd=tree,
+            env={**base_env(), "PYTHONPATH": str(tree / "layers" / "taskgate")},
+            capture_output=True,
+            check=True,
+        )
     return tree
 
 

@@ -35,6 +35,7 @@ ALTERNATES = {
     "ToolEnvironment": "REPORTS_BUCKET=reports-example",
     "ToolSecretArns": "arn:aws:secretsmanager:us-east-1:123456789012:secret:reports-AbCdEf",
     "AlarmEmail": "ops@example.com",
+    "JwtSignInClientSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:sign-in-AbCdEf",
 }
 
 

@@ -7,18 +7,23 @@ import pytest
 
 from taskgate.config import ConfigurationError, Settings
 
-JWT = {"TASK_TABLE": "t", "AUTH_MODE": "JWT", "OAUTH_ISSUER": "https://issuer.example.com"}
+JWT = {
+    "TASK_TABLE": "t",
+    "AUTH_MODE": "CLIENT",
+    "OAUTH_ISSUER": "https://issuer.example.com",
+    "OAUTH_SCOPES": "tasks",
+}
 
 
 def test_the_public_url_is_the_protected_resource_and_a_served_host() -> None:
     s = Settings.from_env({**JWT, "PUBLIC_URL": "https://mcp.example.com"})
-    assert s.oauth_resource == "https://mcp.example.com/mcp"
+    assert s.resource_url == "https://mcp.example.com/mcp"
     assert "mcp.example.com" in s.served_hosts
     # An explicit OAUTH_RESOURCE (the template's) wins.
     s = Settings.from_env(
         {**JWT, "PUBLIC_URL": "https://a.example", "OAUTH_RESOURCE": "https://b.example/mcp"}
     )
-    assert s.oauth_resource == "https://b.example/mcp"
+    assert s.resource_url == "https://b.example/mcp"
 
 
 def test_the_metadata_names_the_public_url() -> None:
@@ -31,7 +36,7 @@ def test_the_metadata_names_the_public_url() -> None:
         wiring.reset()
         try:
             sign_in = wiring.root().sign_in
-            assert sign_in is not None
+            assert sign_in is not None and sign_in.resource is not None
             assert sign_in.resource.metadata()["resource"] == "https://mcp.example.com/mcp"
             assert sign_in.resource.metadata_url.startswith("https://mcp.example.com/.well-known/")
             assert wiring.root().transport_security.refusal({"host": "mcp.example.com"}) is None

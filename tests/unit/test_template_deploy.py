@@ -60,10 +60,11 @@ def test_browser_hosts_on_the_allowed_origins_get_cors() -> None:
 
 def test_a_custom_domain_is_where_clients_sign_in() -> None:
     assert "PublicUrl" in source()["Parameters"], "no PublicUrl Parameter"
-    resolved = _resolved({"PublicUrl": "https://mcp.example.com", "AuthMode": "JWT"})
+    resolved = _resolved({"PublicUrl": "https://mcp.example.com"})
     env = resolved["Resources"]["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    # The protected resource, the issuer and the callbacks are built from it (Settings).
     assert env["PUBLIC_URL"] == "https://mcp.example.com"
-    assert env["OAUTH_RESOURCE"] == "https://mcp.example.com/mcp"
+    assert "OAUTH_RESOURCE" not in env or env["OAUTH_RESOURCE"] in ("", "https://mcp.example.com/mcp")
     assert resolved["Outputs"]["McpEndpoint"]["Value"] == "https://mcp.example.com/mcp"
     assert resolved["Outputs"]["ProtectedResourceMetadataUrl"]["Value"].startswith("https://mcp.example.com/")
     default = _resolved()["Resources"]["ApiFunction"]["Properties"]["Environment"]["Variables"]
@@ -165,7 +166,8 @@ def test_the_deployers_key_encrypts_table_bucket_logs_secret_and_environment() -
     assert rule["ServerSideEncryptionByDefault"] == {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": KEY}
     logs = {n: r for n, r in resolved.items() if r["Type"] == "AWS::Logs::LogGroup"}
     assert logs and all(r["Properties"].get("KmsKeyId") == KEY for r in logs.values()), sorted(logs)
-    assert resolved["RequestStateSecret"]["Properties"]["KmsKeyId"] == KEY
+    secrets = {n: r for n, r in resolved.items() if r["Type"] == "AWS::SecretsManager::Secret"}
+    assert secrets and all(r["Properties"].get("KmsKeyId") == KEY for r in secrets.values()), sorted(secrets)
     functions = {n: r for n, r in resolved.items() if r["Type"] == "AWS::Lambda::Function"}
     for name, function in functions.items():
         if function["Properties"].get("Environment"):
