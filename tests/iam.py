@@ -18,6 +18,7 @@ from taskgate.local.runtime import (
     REGION,
     REQUEST_STATE_SECRET,
     RESULT_BUCKET,
+    SIGN_IN_KEY_SECRET,
     STATE_MACHINE_NAME,
     TABLE_NAME,
     WORKER_NAME,
@@ -31,6 +32,12 @@ ROLES = {
     "SweeperFunction": "SweeperFunctionRole",
     "TaskStateMachine": "TaskStateMachineRole",
 }
+
+
+def _secret(name: str) -> str:
+    return f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:{name}-??????"
+
+
 LOCAL: dict[tuple[str, str | None], str] = {
     ("TaskTable", None): TABLE_NAME,
     ("TaskTable", "Arn"): f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE_NAME}",
@@ -40,10 +47,8 @@ LOCAL: dict[tuple[str, str | None], str] = {
     ("TaskStateMachine", None): f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}*",
     ("TaskStateMachine", "Name"): f"{STATE_MACHINE_NAME}*",
     ("WorkerFunction", None): WORKER_NAME,
-    (
-        "RequestStateSecret",
-        None,
-    ): f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:{REQUEST_STATE_SECRET}-??????",
+    ("RequestStateSecret", None): _secret(REQUEST_STATE_SECRET),
+    ("SignInKeySecret", None): _secret(SIGN_IN_KEY_SECRET),
 }
 # Resources some tests make for themselves, standing for the stack's: the sweep-at-scale
 # table (scripts/sweep_at_scale.py) and another stack's requestState secret
