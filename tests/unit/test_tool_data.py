@@ -14,13 +14,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from taskgate.domain.model import TaskStatus
-from taskgate.tools import Elicit, ToolContext, ToolError, ToolRegistry
+from taskgate.testing import ToolTester, accept
+from taskgate.tools import Elicit, ToolContext, ToolError
 from taskgate.tools.registry import Tool
-from tests.fakes import World
 
 ORDERS = 300
-CONFIRM = {"action": "accept", "content": {"confirm": True}}
 
 
 @pytest.fixture
@@ -33,46 +31,45 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return {"data": data, "tmp": scratch}
 
 
-def _report(world: World, owner: str) -> dict[str, Any]:
-    task_id = world.tasks.create(
-        owner=owner, tool="orders_report", arguments={"year": 2025, "orders": ORDERS}
-    ).task_id
-    world.settle()
-    row = world.store.records[task_id]
-    assert row.status is TaskStatus.COMPLETED and row.result is not None, row.status_message
-    structured: dict[str, Any] = row.result["structuredContent"]
+@pytest.fixture
+def tester() -> ToolTester:
+    return ToolTester("taskgate_tools")
+
+
+def _report(tester: ToolTester, owner: str) -> dict[str, Any]:
+    run = tester.start("orders_report", {"year": 2025, "orders": ORDERS}, owner=owner)
+    assert run.status == "completed", run
+    structured: dict[str, Any] = run.structured
     return structured
 
 
-def _archive(world: World, owner: str) -> str:
+def _archive(tester: ToolTester, owner: str) -> str:
     arguments = {"year": 2025, "orders": ORDERS, "before": "2025-04-01", "batch_size": 100}
-    task_id = world.tasks.create(owner=owner, tool="archive_orders", arguments=arguments).task_id
-    world.settle()
-    (key,) = world.store.records[task_id].input_requests
-    world.tasks.submit_input(owner, task_id, {key: CONFIRM})
-    world.settle()
-    row = world.store.records[task_id]
-    assert row.status is TaskStatus.COMPLETED and row.result is not None
-    text: str = row.result["content"][0]["text"]
-    return text
+    run = tester.start("archive_orders", arguments, owner=owner)
+    (key,) = run.questions
+    run.answer({key: accept(confirm=True)})
+    assert run.status == "completed", run
+    return run.text
 
 
-def test_one_owners_archive_never_touches_another_owners_report(world: World, dirs: dict[str, Path]) -> None:
-    full = _report(world, "alice")
+def test_one_owners_archive_never_touches_another_owners_report(
+    tester: ToolTester, dirs: dict[str, Path]
+) -> None:
+    full = _report(tester, "alice")
     assert full["orders"] == ORDERS
-    assert _archive(world, "bob").startswith("Archived ")
+    assert _archive(tester, "bob").startswith("Archived ")
     # Alice's orders are her own: bob's archive left them (and her report) whole.
-    assert _report(world, "alice") == full
+    assert _report(tester, "alice") == full
     # Bob's report shows his archive: the first quarter is gone from his live orders.
-    mine = _report(world, "bob")
+    mine = _report(tester, "bob")
     assert mine["orders"] < ORDERS
     assert [m["orders"] for m in mine["months"][:3]] == [0, 0, 0]
     assert mine["months"][3:] == full["months"][3:]
 
 
-def test_a_report_leaves_nothing_behind(world: World, dirs: dict[str, Path]) -> None:
-    _report(world, "alice")
-    _report(world, "carol")
+def test_a_report_leaves_nothing_behind(tester: ToolTester, dirs: dict[str, Path]) -> None:
+    _report(tester, "alice")
+    _report(tester, "carol")
     leftovers = [p for p in dirs["tmp"].rglob("*")] + [p for p in dirs["data"].rglob("*")]
     assert leftovers == []
 
@@ -101,17 +98,16 @@ def test_the_scratch_directory_is_the_runs_own_and_goes_when_the_step_ends(
     dirs: dict[str, Path],
 ) -> None:
     seen.clear()
-    tools = ToolRegistry()
-    tools.add(Tool("scratchy", "writes working files", NoInput, _uses_scratch))
-    world = World(tools)
-    first = world.tasks.create(owner="dana", tool="scratchy", arguments={}).task_id
-    second = world.tasks.create(owner="erin", tool="scratchy", arguments={}).task_id
-    world.settle()  # both ask and park: their steps ended
+    tester = ToolTester(Tool("scratchy", "writes working files", NoInput, _uses_scratch))
+    first = tester.start("scratchy", owner="dana")
+    second = tester.start("scratchy", owner="erin")
+    # Both ask and park: their steps ended.
+    assert first.status == second.status == "input_required"
     assert len(set(seen["dirs"])) == 2 and not any(d.exists() for d in seen["dirs"])
-    world.tasks.submit_input("dana", first, {"go": {"action": "accept"}})
-    world.tasks.submit_input("erin", second, {"go": {"action": "decline"}})  # ends in a ToolError
-    world.settle()
-    assert seen["owner"] in ("dana", "erin")
+    first.answer(go={"action": "accept"})
+    second.answer(go={"action": "decline"})  # ends in a ToolError
+    assert (first.text, second.text) == ("ok", "stopped")
+    assert seen["owner"] == "erin"
     assert len(set(seen["dirs"])) == 4 and not any(d.exists() for d in seen["dirs"])
     assert list(dirs["tmp"].iterdir()) == []
 
@@ -124,9 +120,7 @@ def test_a_plain_call_knows_its_caller_and_its_scratch_goes_too(dirs: dict[str, 
         seen["dir"], seen["owner"] = ctx.scratch_dir, ctx.owner
         return "done"
 
-    tools = ToolRegistry()
-    tools.add(Tool("plain", "inline only", NoInput, plain, task_support="forbidden"))
-    world = World(tools)
-    assert world.mcp("frank").call("plain", tasks=False)["content"][0]["text"] == "done"
+    tester = ToolTester(Tool("plain", "inline only", NoInput, plain, task_support="forbidden"))
+    assert tester.call("plain", owner="frank").text == "done"
     assert seen["owner"] == "frank" and not seen["dir"].exists()
     assert os.listdir(dirs["tmp"]) == []
