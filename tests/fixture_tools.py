@@ -81,6 +81,8 @@ def two_samples(args: NoInput, ctx: ToolContext) -> str:
 class RolloutInput(BaseModel):
     service: str = Field(description="The service to roll out")
     waves: int = Field(default=3, ge=1, le=20, description="How many waves")
+    pause: float = Field(default=0.01, ge=0, le=5, description="Seconds each wave takes")
+    confirm: bool = Field(default=True, description="Ask the user first")
 
 
 @tool(description="Roll a service out in waves once the user confirms (an async def tool).")
@@ -90,18 +92,19 @@ async def async_rollout(args: RolloutInput, ctx: ToolContext) -> str:
     from taskgate.tools import Elicit, ToolError
 
     ctx.log("info", f"planning {args.service}")
-    answer = ctx.ask(
-        "confirm",
-        Elicit(
-            message=f"Roll out {args.service} in {args.waves} waves?",
-            properties={"ok": {"type": "boolean"}},
-            required=["ok"],
-        ),
-    )
-    if not (answer.accepted and answer.content.get("ok")):
-        raise ToolError(f"{args.service}: not confirmed")
+    if args.confirm:
+        answer = ctx.ask(
+            "confirm",
+            Elicit(
+                message=f"Roll out {args.service} in {args.waves} waves?",
+                properties={"ok": {"type": "boolean"}},
+                required=["ok"],
+            ),
+        )
+        if not (answer.accepted and answer.content.get("ok")):
+            raise ToolError(f"{args.service}: not confirmed")
     for wave in range(1, args.waves + 1):
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(args.pause)
         ctx.progress(f"wave {wave} of {args.waves}", progress=wave, total=args.waves)
         ctx.log("info", f"wave {wave} done", {"service": args.service})
     return f"{args.service} rolled out in {args.waves} waves"
