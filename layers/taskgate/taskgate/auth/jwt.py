@@ -248,28 +248,10 @@ class JwtVerifier:
         return self._check_claims(_json_object(b64url_decode(parts[1]), "payload"))
 
     def _check_claims(self, claims: dict[str, Any]) -> AccessToken:
-        now = self._clock()
         if claims.get("iss") != self.issuer:
             raise TokenError("token from another issuer")
-        exp = claims.get("exp")
-        if not isinstance(exp, int | float) or isinstance(exp, bool):
-            raise TokenError("token without expiry")
-        if now >= exp + self.leeway:
-            raise TokenError("token expired")
-        for name in ("nbf", "iat"):
-            value = claims.get(name)
-            if value is not None and (not isinstance(value, int | float) or value > now + self.leeway):
-                raise TokenError(f"token not yet valid ({name})")
-        aud = claims.get("aud")
-        audience: tuple[str, ...]
-        if aud is None:
-            audience = ()
-            if claims.get("client_id") not in self.client_ids:
-                raise TokenError("token not issued for this resource (no audience)")
-        else:
-            audience = (aud,) if isinstance(aud, str) else tuple(a for a in aud if isinstance(a, str))
-            if not self.audiences.intersection(audience):
-                raise TokenError("token not issued for this resource (audience)")
+        exp = self._check_times(claims)
+        audience = self._check_audience(claims)
         token_use = claims.get("token_use")
         if (token_use is not None and token_use != "access") or (
             self.require_token_use is not None and token_use != self.require_token_use
@@ -292,3 +274,29 @@ class JwtVerifier:
             expires_at=int(exp),
             claims=claims,
         )
+
+    def _check_times(self, claims: dict[str, Any]) -> float:
+        """``exp``, once the token is within its validity window (with leeway)."""
+        now = self._clock()
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float) or isinstance(exp, bool):
+            raise TokenError("token without expiry")
+        if now >= exp + self.leeway:
+            raise TokenError("token expired")
+        for name in ("nbf", "iat"):
+            value = claims.get(name)
+            if value is not None and (not isinstance(value, int | float) or value > now + self.leeway):
+                raise TokenError(f"token not yet valid ({name})")
+        return exp
+
+    def _check_audience(self, claims: dict[str, Any]) -> tuple[str, ...]:
+        """The token's audiences, one of them ours; or none, for a client known to send none."""
+        aud = claims.get("aud")
+        if aud is None:
+            if claims.get("client_id") not in self.client_ids:
+                raise TokenError("token not issued for this resource (no audience)")
+            return ()
+        audience = (aud,) if isinstance(aud, str) else tuple(a for a in aud if isinstance(a, str))
+        if not self.audiences.intersection(audience):
+            raise TokenError("token not issued for this resource (audience)")
+        return audience
