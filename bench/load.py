@@ -341,7 +341,7 @@ async def amain(args: argparse.Namespace) -> int:
     if url is None:
         owners = [f"bench-token-{i}" for i in range(args.owners)]
         dev_tokens = ",".join(f"{t}=bench-owner-{i}" for i, t in enumerate(owners))
-        server = process.start(args.server_log, TASKGATE_DEV_TOKENS=dev_tokens)
+        server = process.start(args.server_log, env={"TASKGATE_DEV_TOKENS": dev_tokens})
         try:
             server.wait()
         except RuntimeError as exc:

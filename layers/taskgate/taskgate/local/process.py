@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +45,7 @@ class LocalServer:
     def healthy(self) -> bool:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as resp:
-                return resp.status == 200
+                return bool(resp.status == 200)
         except OSError:
             return False
 
@@ -78,11 +78,12 @@ def start(
     port: int | None = None,
     python: str = sys.executable,
     cwd: Path | None = None,
-    base_env: dict[str, str] | None = None,
-    **env: str,
+    base_env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> LocalServer:
-    """Start the local server with this checkout's examples and fixtures (``env`` adds or
-    overrides settings: ``TOOL_MODULES``, ``TASKGATE_DEV_TOKENS``…), AWS emulated in it."""
+    """Start the local server with this checkout's examples and fixtures, AWS emulated in it:
+    ``env`` adds or overrides settings (``TOOL_MODULES``, ``TASKGATE_DEV_TOKENS``…) on top of
+    ``base_env`` (default: this process's environment)."""
     port = port or free_port()
     path = [str(PACKAGE_DIR), *([str(CHECKOUT_TOOLS)] if CHECKOUT_TOOLS.is_dir() else [])]
     full_env = {
@@ -93,7 +94,7 @@ def start(
         "PYTHONPATH": os.pathsep.join(path),
         "TOOL_MODULES": EXAMPLE_TOOL_MODULES,
         "PYTHONUNBUFFERED": "1",
-        **env,
+        **(env or {}),
     }
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
@@ -116,7 +117,7 @@ def serving(
     log: Path, *, timeout: float = 60.0, port: int | None = None, cwd: Path | None = None, **env: str
 ) -> Iterator[LocalServer]:
     """``start``, waited for, and stopped on the way out."""
-    server = start(log, port=port, cwd=cwd, **env)
+    server = start(log, port=port, cwd=cwd, env=env)
     try:
         yield server.wait(timeout)
     finally:
