@@ -187,3 +187,23 @@ def test_a_name_clients_cannot_route_is_refused() -> None:
 def test_two_tools_with_one_name_say_how_to_rename() -> None:
     with pytest.raises(ValueError, match=r"registered twice.*@tool\(name=\.\.\.\)"):
         ToolTester(Tool("twin", "", In, lambda a, c: "1"), Tool("twin", "", In, lambda a, c: "2"))
+
+
+def test_async_resources_and_prompts_are_awaited_too() -> None:
+    from taskgate.tools.prompts import Prompt, PromptContext
+    from taskgate.tools.resources import Resource, ResourceContext
+
+    async def changelog(ctx: ResourceContext) -> str:
+        await asyncio.sleep(0)
+        return f"changes for {ctx.owner}"
+
+    async def review(ctx: PromptContext) -> str:
+        await asyncio.sleep(0)
+        return "Review this."
+
+    read = Resource("docs://changelog", "changelog", changelog).read(
+        "docs://changelog", ResourceContext("ann")
+    )
+    assert read[0]["text"] == "changes for ann"
+    got = Prompt("review", review).get({}, PromptContext("ann"))
+    assert got["messages"][0]["content"] == {"type": "text", "text": "Review this."}
