@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
+.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
 
 setup:
 	@scripts/bootstrap.sh
@@ -55,6 +55,12 @@ serve-front: setup
 # The agent frameworks and hosts (tests/e2e/hosts/) through the API Gateway front: the matrix.
 hosts: setup
 	$(PY) -m pytest -q -s tests/e2e/test_hosts.py
+
+# The whole sign-in locally: the stack's own authorization server on PORT (registration,
+# metadata documents, consent) against a Cognito-shaped development identity provider on
+# PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
+serve-signin: setup
+	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck
 	$(PY) -m pytest -q

@@ -79,6 +79,9 @@ def contenders(before: Path | None = None) -> list[Contender]:
     """``before``: another source tree (e.g. ``git archive main``) whose init + first
     tasks/get runs in the same rounds, as ``before_get``."""
     from first_request import floor_get_body, request_body, tree_env
+    from sign_in import sign_in_bench
+
+    signed = sign_in_bench()
 
     handler = "import api_handler  # builds the DynamoDB client, the MCP server and the app at import"
     found = [
@@ -100,6 +103,31 @@ def contenders(before: Path | None = None) -> list[Contender]:
             LAYER_PY,
             lambda_env(),
             request_body("call"),
+        ),
+        # Sign-in on (the template's default): a request without a token (the 401 that sends a
+        # client to sign in: no JOSE or OAuth library loaded), a signed-in person's token (the
+        # stack's own, HS256: the signing key read from Secrets Manager), an agent's token (the
+        # issuer's own, RS256: its keys fetched from the issuer's JWKS).
+        Contender(
+            "ours_401",
+            "taskgate init + first request, no token: 401 (sign-in on)",
+            LAYER_PY,
+            {**lambda_env(), **signed.user_env()},
+            request_body("get", status=401),
+        ),
+        Contender(
+            "ours_get_user",
+            "taskgate init + first tasks/get, a person's token (USER)",
+            LAYER_PY,
+            {**lambda_env(), **signed.user_env()},
+            request_body("get", token=signed.person_token),
+        ),
+        Contender(
+            "ours_get_agent",
+            "taskgate init + first tasks/get, an agent's token (CLIENT, JWKS)",
+            LAYER_PY,
+            {**lambda_env(), **signed.client_env()},
+            request_body("get", token=signed.agent_token),
         ),
         Contender(
             "floor",
@@ -139,8 +167,7 @@ def contenders(before: Path | None = None) -> list[Contender]:
         ),
     ]
     if before is not None:
-        found.insert(
-            3,
+        found[3:3] = [
             Contender(
                 "before_get",
                 f"before ({before.name}): init + first tasks/get (layer-only venv)",
@@ -148,7 +175,21 @@ def contenders(before: Path | None = None) -> list[Contender]:
                 tree_env(before, LAYER_PY),
                 request_body("get"),
             ),
-        )
+            Contender(
+                "before_401",
+                f"before ({before.name}): init + first request, no token: 401",
+                LAYER_PY,
+                {**tree_env(before, LAYER_PY), **signed.client_env()},
+                request_body("get", status=401),
+            ),
+            Contender(
+                "before_get_agent",
+                f"before ({before.name}): init + first tasks/get, a token (JWT, JWKS)",
+                LAYER_PY,
+                {**tree_env(before, LAYER_PY), **signed.client_env()},
+                request_body("get", token=signed.agent_token),
+            ),
+        ]
     return [c for c in found if c.python.exists()]
 
 

@@ -90,6 +90,16 @@ _bench_sys.meta_path.insert(0, _BenchHook)
 
 _CANNED = {
     "GetItem": json.dumps({"Item": _ITEM}),
+    # The stack's sign-in key (SignInKeySecret), for the sign-in rows (bench/sign_in.py).
+    "GetSecretValue": json.dumps(
+        {
+            "ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:taskgate-sign-in-key",
+            "Name": "taskgate-sign-in-key",
+            "VersionId": "00000000-0000-4000-8000-000000000001",
+            "SecretString": "bench-sign-in-key-0123456789abcdef0123456789abcdef",
+            "VersionStages": ["AWSCURRENT"],
+        }
+    ),
     "Query": json.dumps({"Count": 0, "ScannedCount": 0}),
     "PutItem": "{}",
     "UpdateItem": "{}",
@@ -116,7 +126,7 @@ class _BenchCtx:
     def get_remaining_time_in_millis(self):
         return 29000
 _bench_resp = api_handler.handler({event!r}, _BenchCtx())
-if _bench_resp["statusCode"] != 200 or {expect!r} not in _bench_resp["body"]:
+if _bench_resp["statusCode"] != {status!r} or {expect!r} not in _bench_resp["body"]:
     raise SystemExit("unexpected response: " + repr(_bench_resp))
 """
 
@@ -142,15 +152,23 @@ def tree_env(tree: Path, python: Path) -> dict[str, str]:
     return env
 
 
-def request_body(kind: str, extra: str = "") -> str:
+def request_body(kind: str, extra: str = "", *, token: str | None = None, status: int = 200) -> str:
     """A child body (for coldstart.py's template too): ``import api_handler`` (Lambda's
     init), then one ``tasks/get`` (kind "get") or ``tools/call`` (kind "call") through
-    ``api_handler.handler``, AWS answered by the HTTP-layer stub."""
+    ``api_handler.handler``, AWS answered by the HTTP-layer stub. With ``token`` (or
+    ``status`` 401) the event is a signed-in deployment's: no API Gateway authorizer, the
+    caller's bearer token (or none) checked by the function itself."""
     event, expect = (
         (get_event(), '"status":"completed"') if kind == "get" else (call_event(), '"status":"working"')
     )
+    if token is not None or status != 200:
+        event["requestContext"].pop("authorizer", None)
+        if token is not None:
+            event["headers"]["authorization"] = f"Bearer {token}"
+        if status == 401:
+            expect = "Unauthorized"
     return _STUB.format(canned=_CANNED) + _REQUEST.format(
-        load="import api_handler", event=event, expect=expect, extra=extra
+        load="import api_handler", event=event, expect=expect, extra=extra, status=status
     )
 
 
@@ -158,7 +176,7 @@ def floor_get_body() -> str:
     """bench/stack_floor_get.py imported and sent the same tasks/get event."""
     load = f"_bench_sys.path.insert(0, {str(BENCH)!r})\nimport stack_floor_get as api_handler"
     return _STUB.format(canned=_CANNED) + _REQUEST.format(
-        load=load, event=get_event(), expect='"status":"completed"', extra=""
+        load=load, event=get_event(), expect='"status":"completed"', extra="", status=200
     )
 
 

@@ -34,6 +34,7 @@ from benchlib import (
     PROJECT_PY,
     RESULTS,
     ROOT,
+    base_env,
     fmt,
     lambda_env,
     median,
@@ -108,18 +109,25 @@ ours_get / ours_call = the same init, then one API Gateway HTTP API v2 event thr
   resolution, serialisation, signing and parsing run for real). floor_get = bench/stack_floor_get.py: the required
   stack a tasks/get uses (DynamoDB client, Logger/Metrics, Starlette, Mangum), given the same event. before_get
   (with --before REF): ours_get of that git revision, in the same rounds.
+Sign-in rows (bench/sign_in.py; the event then carries no API Gateway authorizer): ours_401 = the template's
+  default AuthMode (USER,CLIENT,IAM), a request without a token (the 401 that starts a client's sign-in);
+  ours_get_user = the same with a person's token from the stack's own authorization server (HS256: the key read
+  from Secrets Manager, answered by the stub); ours_get_agent = AuthMode JWT (CLIENT), an agent's token of the
+  issuer (RS256: the issuer's JWKS fetched over loopback HTTP, as from Cognito). before_401 / before_get_agent:
+  the --before revision with the same JWT environment and token, in the same rounds.
 ours = `import api_handler` with the ApiFunction's environment: Powertools Logger/Metrics, the DynamoDB client,
   the composition root, the Starlette app, Mangum. floor = bench/stack_floor.py: the same required dependencies
   initialised, no taskgate code. Same CPython for every row; warm disk cache and .pyc.
 """
 FLOORS = ("floor", "floor_get", "floor_get_pyd")
 BASELINES = ("mcp", "fastmcp", "fastmcp_tasks", *FLOORS)
+SIGNED_IN = ("before_401", "before_get_agent", "ours_401", "ours_get_user", "ours_get_agent")
 
 
 def cold_ratios(by: dict[str, coldstart.Contender]) -> dict[str, dict[str, float]]:
     """``ours/base`` for every pair measured: ratio of medians, median of per-round ratios, cpu."""
     ratios: dict[str, dict[str, float]] = {}
-    for ours_key in ("before_get", "ours_get", "ours_call", "ours", "ours_layer", *FLOORS):
+    for ours_key in ("before_get", "ours_get", *SIGNED_IN, "ours_call", "ours", "ours_layer", *FLOORS):
         for base_key in BASELINES:
             if ours_key == base_key or (ours_key in FLOORS and base_key != "mcp"):
                 continue
@@ -477,6 +485,17 @@ def checkout(ref: str, tmp: Path) -> Path:
     tree.mkdir()
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    # The trimmed botocore data is built, not committed (bootstrap and layers/Makefile make it):
+    # without it that revision's clients would load botocore's whole data, and every before row
+    # would be slower for a reason no deployment has.
+    if (tree / "layers" / "taskgate" / "taskgate" / "adapters" / "botocore_trim.py").exists():
+        subprocess.run(
+            [str(LAYER_PY), "-m", "taskgate.adapters.botocore_trim"],
+            cwd=tree,
+            env={**base_env(), "PYTHONPATH": str(tree / "layers" / "taskgate")},
+            capture_output=True,
+            check=True,
+        )
     return tree
 
 

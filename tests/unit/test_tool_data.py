@@ -2,7 +2,14 @@
 ends (issue 12, item 8). ``archive_orders`` run by bob emptied alice's
 ``orders_report`` (one SQLite file shared by every caller), and each report left up
 to 28 MB in /tmp. The tool context now tells a tool who called (``ctx.owner``) and
-gives each run a scratch directory removed when the step ends."""
+gives each run a scratch directory removed when the step ends.
+
+Issue 21 (N10): ``archive_orders`` still left a sample database per owner, year and
+size in /tmp, forever, even when never confirmed. The sample tools now build every
+sample in the run's scratch directory, and a directory a killed run left behind is
+removed by the next run that makes one.
+
+The tools run through taskgate.testing's ToolTester, as a tool author's tests run theirs."""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from taskgate.testing import ToolTester, accept
+from taskgate.testing import Run, ToolTester, accept, decline
 from taskgate.tools import Elicit, ToolContext, ToolError
 from taskgate.tools.registry import Tool
 
@@ -26,6 +33,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     data, scratch = tmp_path / "data", tmp_path / "tmp"
     data.mkdir()
     scratch.mkdir()
+    # Where the sample tools kept owners' databases before issue 21: nothing may land there.
     monkeypatch.setenv("TASKGATE_DATA_DIR", str(data))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     return {"data": data, "tmp": scratch}
@@ -58,13 +66,74 @@ def test_one_owners_archive_never_touches_another_owners_report(
     full = _report(tester, "alice")
     assert full["orders"] == ORDERS
     assert _archive(tester, "bob").startswith("Archived ")
-    # Alice's orders are her own: bob's archive left them (and her report) whole.
+    # The archive moved rows in its own copy: nobody's report changes, alice's or bob's.
     assert _report(tester, "alice") == full
-    # Bob's report shows his archive: the first quarter is gone from his live orders.
-    mine = _report(tester, "bob")
-    assert mine["orders"] < ORDERS
-    assert [m["orders"] for m in mine["months"][:3]] == [0, 0, 0]
-    assert mine["months"][3:] == full["months"][3:]
+    assert _report(tester, "bob") == full
+
+
+def _leftovers(dirs: dict[str, Path]) -> list[Path]:
+    return [p for p in dirs["tmp"].rglob("*")] + [p for p in dirs["data"].rglob("*")]
+
+
+def _archive_task(tester: ToolTester, owner: str, cancel_after: int | None = None) -> Run:
+    arguments = {"year": 2025, "orders": ORDERS, "before": "2025-04-01", "batch_size": 100}
+    run = tester.start("archive_orders", arguments, owner=owner, cancel_after=cancel_after)
+    assert run.status == "input_required", run
+    return run
+
+
+def test_an_archive_leaves_nothing_behind_however_its_task_ends(
+    tester: ToolTester, dirs: dict[str, Path]
+) -> None:
+    # Never answered: it asked, parked, and its TTL ran out.
+    asked = _archive_task(tester, "alice")
+    assert _leftovers(dirs) == []
+    tester.clock.advance(2 * 3_600_000)
+    tester.root.sweeper.sweep()
+    assert tester.memory.store.records[str(asked.task_id)].expired(tester.clock())
+    assert _leftovers(dirs) == []
+    # Declined: a ToolError.
+    declined = _archive_task(tester, "bob")
+    (key,) = declined.questions
+    assert declined.answer({key: decline()}).is_error
+    assert _leftovers(dirs) == []
+    # Cancelled while it waits for the answer.
+    assert _archive_task(tester, "carol").cancel().status == "cancelled"
+    assert _leftovers(dirs) == []
+    # Cancelled while it moves rows: the tool stops at its next progress report.
+    moving = _archive_task(tester, "dana", cancel_after=1)
+    moving.answer({key: accept(confirm=True)})
+    assert moving.status == "cancelled" and len(moving.progress) == 1
+    assert _leftovers(dirs) == []
+    # Confirmed and completed.
+    assert _archive(tester, "erin").startswith("Archived ")
+    assert _leftovers(dirs) == []
+
+
+def test_a_killed_runs_scratch_is_removed_by_the_next_run(tester: ToolTester, dirs: dict[str, Path]) -> None:
+    """A step killed before it could clean up (a Lambda timeout, a crash) leaves its scratch
+    directory: nothing holds its lock any more, and the next run removes it."""
+    killed = dirs["tmp"] / "taskgate-scratch-killedrun"
+    killed.mkdir()
+    (killed / ".in-use").write_text("")  # its lock went with its process
+    (killed / "orders.db").write_bytes(b"x" * 1000)
+    _report(tester, "alice")
+    assert not killed.exists()
+    assert list(dirs["tmp"].iterdir()) == []
+
+
+def test_a_live_runs_scratch_is_never_taken_for_a_killed_ones(dirs: dict[str, Path]) -> None:
+    from taskgate.tools.context import remove_abandoned_scratch
+
+    running = ToolContext(owner="alice")
+    (running.scratch_dir / "work").write_text("busy")
+    making = dirs["tmp"] / "taskgate-scratch-beingmade"  # its lock file not there yet
+    making.mkdir()
+    assert remove_abandoned_scratch() == []
+    making.rmdir()
+    assert (running.scratch_dir / "work").exists()
+    running.close()
+    assert list(dirs["tmp"].iterdir()) == []
 
 
 def test_a_report_leaves_nothing_behind(tester: ToolTester, dirs: dict[str, Path]) -> None:

@@ -27,6 +27,7 @@ TABLE_NAME = "taskgate-tasks"
 RESULT_BUCKET = "taskgate-results-local"
 STATE_MACHINE_NAME = "taskgate-task"
 REQUEST_STATE_SECRET = "taskgate-request-state"
+SIGN_IN_KEY_SECRET = "taskgate-sign-in-key"
 WORKER_NAME = "taskgate-worker"
 
 TABLE_DEFINITION: dict[str, Any] = {
@@ -118,6 +119,7 @@ class EmbeddedAws:
         self.table_name = TABLE_NAME
         self.state_machine_arn = ""
         self.request_state_secret_arn = ""
+        self.sign_in_key_secret_arn = ""
         self._mock: Any = None
         self._worker: ModuleType | None = None
 
@@ -136,6 +138,7 @@ class EmbeddedAws:
         os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
         os.environ["RESULT_BUCKET"] = RESULT_BUCKET
         os.environ["REQUEST_STATE_SECRET_ARN"] = self.request_state_secret_arn
+        os.environ["OAUTH_SIGNING_SECRET_ARN"] = self.sign_in_key_secret_arn
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
         return self
@@ -168,8 +171,13 @@ class EmbeddedAws:
         boto3.client("s3", region_name=REGION).create_bucket(Bucket=RESULT_BUCKET)
         # Like the stack's RequestStateSecret: a random value of this runtime's own, read
         # through the same adapter as in Lambda.
-        self.request_state_secret_arn = boto3.client("secretsmanager", region_name=REGION).create_secret(
+        sm = boto3.client("secretsmanager", region_name=REGION)
+        self.request_state_secret_arn = sm.create_secret(
             Name=REQUEST_STATE_SECRET, SecretString=secrets.token_urlsafe(48)
+        )["ARN"]
+        # Like the stack's SignInKeySecret: the key this stack's access tokens are signed with.
+        self.sign_in_key_secret_arn = sm.create_secret(
+            Name=SIGN_IN_KEY_SECRET, SecretString=secrets.token_urlsafe(48)
         )["ARN"]
         iam = boto3.client("iam", region_name=REGION)
         role_arn = iam.create_role(

@@ -4,7 +4,7 @@ over plain dicts, for tests and the bench. No DynamoDB item encoding, no botocor
 ``MemoryTaskStore`` honours the domain's transition table, as the DynamoDB store's
 condition expressions do (tests/integration/test_transitions.py runs one matrix against
 both); it and ``MemorySessionStore`` refuse an item DynamoDB would refuse (400 KB).
-``memory_ports`` hands them to the composition root (``taskgate.root.Taskgate``).
+``MemorySignInStore`` is sign-in's (taskgate/auth). ``memory_ports`` hands them to the composition root (``taskgate.root.Taskgate``).
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
 from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
-from ..domain.sessions import Session, StreamState
+from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from ..domain.transitions import Op, check, target
 from ..protocol.request_state import ephemeral_keys
 from ..root import Ports
 
 if TYPE_CHECKING:
+    from ..auth.build import SignInPorts
     from ..domain.worker import StepOutcome, Worker
 
 # DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
@@ -52,6 +54,10 @@ class MemoryTaskStore:
     def __init__(self, capacity: int | None = None) -> None:
         self.records: dict[str, TaskRecord] = {}
         self._active: dict[str, set[str]] = {}
+        # DynamoDB's owner index is eventually consistent: with ``index_lags`` on, tasks
+        # created since are missing from ``list_for_owner`` until ``catch_up_index``.
+        self.index_lags = False
+        self._unindexed: set[str] = set()
         self._capacity = capacity
         self._lock = threading.Lock()
 
@@ -111,6 +117,8 @@ class MemoryTaskStore:
             if record.task_id in self.records:
                 raise TaskAlreadyExists(record.task_id)
             self._put(record)
+            if self.index_lags:
+                self._unindexed.add(record.task_id)
             if self._capacity is not None and len(self.records) > self._capacity:
                 oldest = next(iter(self.records))
                 gone = self.records.pop(oldest)
@@ -128,12 +136,16 @@ class MemoryTaskStore:
                 raise ValueError("malformed cursor")
             start = int(cursor)
         mine = sorted(
-            (r for r in self.records.values() if r.owner == owner),
+            (r for r in self.records.values() if r.owner == owner and r.task_id not in self._unindexed),
             key=lambda r: r.created_at_ms,
             reverse=True,
         )
         page = mine[start : start + limit]
         return page, (str(start + limit) if start + limit < len(mine) else None)
+
+    def catch_up_index(self) -> None:
+        """The owner index has every task now."""
+        self._unindexed.clear()
 
     def count_active(self, owner: str, up_to: int) -> int:
         return min(len(self._active.get(owner, ())), up_to)
@@ -411,6 +423,16 @@ class MemorySessionStore:
         if session is not None:
             self.sessions[session_id] = dataclasses.replace(session, log_level=level)
 
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            recent = {k: v for k, v in session.recent_tasks.items() if k not in forget}
+            self.sessions[session_id] = dataclasses.replace(
+                session, recent_tasks={**recent, task_id: created_at_ms}
+            )
+
     def create_stream(self, stream: StreamState) -> None:
         _refuse_oversize(_stream_size(stream))
         self.streams[stream.stream_id] = stream
@@ -436,12 +458,20 @@ class MemorySessionStore:
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
         mine = self.subs.setdefault(session_id, {})
-        if uri not in mine and len(mine) >= limit:
-            return False
+        if uri not in mine:
+            if len(mine) >= limit:
+                return Subscribed.TOO_MANY
+            if sum(map(uri_bytes, mine)) + uri_bytes(uri) > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+        after = {**mine, uri: version}
+        # One DynamoDB item holds them all (a hashed key per URI): refused past 400 KB as there.
+        _refuse_oversize(sum(41 + uri_bytes(u) + len(v.encode()) for u, v in after.items()))
         mine[uri] = version
-        return True
+        return Subscribed.YES
 
     def unsubscribe(self, session_id: str, uri: str) -> None:
         self.subs.get(session_id, {}).pop(uri, None)
@@ -467,6 +497,122 @@ class FakeClock:
         self.now += ms
 
 
+class MemorySignInStore:
+    """``SignInStore`` (taskgate/auth) over a dict, with the DynamoDB adapter's semantics:
+    expired items are gone to reads, and every conditional write decides once."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[Any, int]] = {}
+        self.counters: dict[str, int] = {}
+        self.used_codes: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _live(self, key: str, now: int) -> Any:
+        found = self.items.get(key)
+        return found[0] if found and found[1] > now else None
+
+    def add_client(self, client: ClientRecord, *, expires_at: int) -> None:
+        with self._lock:
+            assert f"client#{client.client_id}" not in self.items
+            self.items[f"client#{client.client_id}"] = (client, expires_at)
+
+    def get_client(self, client_id: str, now: int) -> ClientRecord | None:
+        found: ClientRecord | None = self._live(f"client#{client_id}", now)
+        return found
+
+    def keep_client(self, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            found = self.items.get(f"client#{client_id}")
+            if found and found[1] < expires_at:
+                self.items[f"client#{client_id}"] = (found[0], expires_at)
+
+    def count(self, key: str, *, limit: int, expires_at: int) -> bool:
+        with self._lock:
+            if self.counters.get(key, 0) >= limit:
+                return False
+            self.counters[key] = self.counters.get(key, 0) + 1
+            return True
+
+    def start_sign_in(self, pending: PendingSignIn) -> None:
+        with self._lock:
+            self.items[f"pending#{pending.pending_id}"] = (pending, pending.expires_at)
+
+    def advance_sign_in(
+        self,
+        pending_id: str,
+        *,
+        stage: str,
+        to: str,
+        now: int,
+        expect_csrf: str | None = None,
+        **changes: str,
+    ) -> PendingSignIn | None:
+        with self._lock:
+            found: PendingSignIn | None = self._live(f"pending#{pending_id}", now)
+            if found is None or found.stage != stage:
+                return None
+            if expect_csrf is not None and found.csrf != expect_csrf:
+                return None
+            after = dataclasses.replace(found, stage=to, **changes)  # type: ignore[arg-type]
+            self.items[f"pending#{pending_id}"] = (after, found.expires_at)
+            return after
+
+    def add_code(self, code: CodeRecord) -> None:
+        with self._lock:
+            self.items[f"code#{code.code_digest}"] = (code, code.expires_at)
+
+    def use_code(self, code_digest: str, now: int) -> tuple[CodeUse, CodeRecord | None]:
+        with self._lock:
+            record: CodeRecord | None = self._live(f"code#{code_digest}", now)
+            if record is None:
+                return CodeUse.UNKNOWN, None
+            if code_digest in self.used_codes:
+                return CodeUse.REPLAYED, record
+            self.used_codes.add(code_digest)
+            return CodeUse.FIRST, record
+
+    def add_grant(self, grant: GrantRecord) -> None:
+        with self._lock:
+            assert f"grant#{grant.family}" not in self.items
+            self.items[f"grant#{grant.family}"] = (grant, grant.expires_at)
+
+    def get_grant(self, family: str, now: int) -> GrantRecord | None:
+        found: GrantRecord | None = self._live(f"grant#{family}", now)
+        return found
+
+    def rotate_grant(
+        self, family: str, *, old_digest: str, new_digest: str, expires_at: int, now: int
+    ) -> bool:
+        with self._lock:
+            found: GrantRecord | None = self._live(f"grant#{family}", now)
+            if found is None or found.current_digest != old_digest:
+                return False
+            self.items[f"grant#{family}"] = (
+                dataclasses.replace(found, current_digest=new_digest),
+                expires_at,
+            )
+            return True
+
+    def revoke_grant(self, family: str) -> None:
+        with self._lock:
+            self.items.pop(f"grant#{family}", None)
+
+    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
+        return self._live(f"consent#{digest(owner + chr(0) + client_id)}", now) is not None
+
+    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"consent#{digest(owner + chr(0) + client_id)}"] = (True, expires_at)
+
+    def cached_document(self, url: str, now: int) -> str | None:
+        found: str | None = self._live(f"cimd#{url}", now)
+        return found
+
+    def cache_document(self, url: str, document: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"cimd#{url}"] = (document, expires_at)
+
+
 @dataclass
 class Memory:
     """One set of in-memory ports, kept so a test can look inside them and move the clock.
@@ -481,6 +627,7 @@ class Memory:
     workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
+    sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
     stream_time: float = 0.0
     on_wait: Callable[[], None] = lambda: None
     tokens: int = 0
@@ -532,4 +679,11 @@ class Memory:
             clock=self.clock,
             sleep=self._wait,
             monotonic=lambda: self.stream_time,
+            sign_in=self._sign_in_ports,
         )
+
+    def _sign_in_ports(self) -> SignInPorts:
+        from ..auth.build import SignInPorts
+        from ..auth.signing import ephemeral_source
+
+        return SignInPorts(store=lambda: self.sign_in, signing_keys=ephemeral_source())
