@@ -10,20 +10,16 @@ build time from this checkout, where they live at the top level; nothing is kept
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-# Kept in step with taskgate/local/stack.py (STACK_FILES), which reads them.
-STACK_FILES = (
-    "template.yaml",
-    "statemachines",
-    "functions",
-    "layers/Makefile",
-    "layers/taskgate/requirements.txt",
-)
+# The list the stack writer reads them by (it and taskgate/__init__ import nothing outside the stdlib).
+sys.path.insert(0, str(ROOT / "layers" / "taskgate"))
+from taskgate.local.stack import STACK_FILES  # noqa: E402
 
 
 class BuildWithStack(build_py):
