@@ -5,12 +5,11 @@ line, runs its body, and prints ``perf_counter()`` again when ready. On Linux
 perf_counter is CLOCK_MONOTONIC, one clock for every process, so the parent can
 also take it just before spawning: that gives spawn -> ready (interpreter start-up
 included), the headline. Runs go round-robin over the contenders, so a noisy moment
-hits all of them. ``-X importtime`` runs are separate (it slows imports down).
+hits all of them. bench/first_request.py runs the same contenders from its command line.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
@@ -33,18 +32,15 @@ from benchlib import (
     p90,
 )
 
-MARK = "BENCH-BODY-STARTS"
 _CHILD = """\
 import time as _bench_time
 _bench_t0 = _bench_time.perf_counter()
 import sys as _bench_sys
-_bench_sys.stderr.write("{mark}\\n")
 {body}
 _bench_t1 = _bench_time.perf_counter()
 _bench_cpu = _bench_time.process_time()
 print("BENCH-READY", repr(_bench_t0), repr(_bench_t1), repr(_bench_cpu), flush=True)
 """
-_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)\s*$")
 
 
 @dataclass
@@ -60,11 +56,6 @@ class Contender:
     # The child's CPU time (user + sys, start-up included) when ready: steadier than wall
     # time on a busy machine.
     cpu_s: list[float] = field(default_factory=list)
-    importtime_total_s: list[float] = field(default_factory=list)
-    # module -> [cumulative_us per importtime run], and the same for self time
-    modules_cum: dict[str, list[int]] = field(default_factory=dict)
-    modules_self: dict[str, list[int]] = field(default_factory=dict)
-    depth: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -75,27 +66,13 @@ class Contender:
             "in_process_s": {"median": median(self.in_process_s), "p90": p90(self.in_process_s)},
             "process_wall_s": {"median": median(self.process_wall_s), "p90": p90(self.process_wall_s)},
             "cpu_s": {"median": median(self.cpu_s), "p90": p90(self.cpu_s)},
-            "importtime_total_s": {
-                "median": median(self.importtime_total_s),
-                "runs": len(self.importtime_total_s),
-            },
             "samples": {
                 "spawn_to_ready_s": self.spawn_to_ready_s,
                 "in_process_s": self.in_process_s,
                 "process_wall_s": self.process_wall_s,
                 "cpu_s": self.cpu_s,
-                "importtime_total_s": self.importtime_total_s,
             },
         }
-
-    def top_modules(self, n: int = 10, by: str = "cumulative") -> list[tuple[str, int, float, float]]:
-        """(module, depth, median cumulative ms, median self ms), largest first."""
-        rows = [
-            (mod, self.depth[mod], median(cums) / 1000, median(self.modules_self[mod]) / 1000)
-            for mod, cums in self.modules_cum.items()
-        ]
-        rows.sort(key=lambda r: r[2] if by == "cumulative" else r[3], reverse=True)
-        return rows[:n]
 
 
 def contenders(before: Path | None = None) -> list[Contender]:
@@ -219,7 +196,7 @@ def contenders(before: Path | None = None) -> list[Contender]:
 def _run(
     c: Contender, cwd: str, extra_args: list[str], env_extra: dict[str, str] | None = None
 ) -> tuple[float, float, str, str]:
-    code = _CHILD.format(mark=MARK, body=c.body)
+    code = _CHILD.format(body=c.body)
     env = {**c.env, **(env_extra or {})}
     t_spawn = time.perf_counter()
     proc = subprocess.run(
@@ -244,24 +221,6 @@ def time_once(c: Contender, cwd: str) -> None:
     c.spawn_to_ready_s.append(float(t1) - t_spawn)
     c.in_process_s.append(float(t1) - float(t0))
     c.process_wall_s.append(t_exit - t_spawn)
-
-
-def importtime_once(c: Contender, cwd: str) -> None:
-    _, _, _, err = _run(c, cwd, ["-X", "importtime"])
-    body = err.split(MARK + "\n", 1)[1] if MARK in err else err
-    total_us = 0
-    for raw in body.splitlines():
-        m = _IMPORTTIME.match(raw)
-        if not m:
-            continue
-        self_us, cum_us, indent, module = int(m[1]), int(m[2]), m[3], m[4]
-        depth = len(indent) // 2
-        if depth == 0:
-            total_us += cum_us
-        c.modules_cum.setdefault(module, []).append(cum_us)
-        c.modules_self.setdefault(module, []).append(self_us)
-        c.depth.setdefault(module, depth)
-    c.importtime_total_s.append(total_us / 1e6)
 
 
 @dataclass
@@ -301,22 +260,22 @@ def no_pyc(c: Contender, runs: int, cwd: str, log: Callable[[str], None]) -> NoP
     return result
 
 
-def run(
-    runs: int, importtime_runs: int, nopyc_runs: int, log: Callable[[str], None], before: Path | None = None
-) -> dict[str, Any]:
+def rounds(found: list[Contender], runs: int, cwd: str, log: Callable[[str], None]) -> None:
+    """A warm-up run of each (disk cache, any missing .pyc; not counted), then ``runs``
+    rounds, every contender once per round."""
+    for c in found:
+        log(f"warm-up: {c.label}")
+        _run(c, cwd, [])
+    for i in range(runs):
+        log(f"cold start round {i + 1}/{runs}")
+        for c in found:
+            time_once(c, cwd)
+
+
+def run(runs: int, nopyc_runs: int, log: Callable[[str], None], before: Path | None = None) -> dict[str, Any]:
     found = contenders(before)
     with tempfile.TemporaryDirectory(prefix="taskgate-bench-cwd-") as cwd:
-        for c in found:  # warm the disk cache and write any missing .pyc; not counted
-            log(f"warm-up: {c.label}")
-            _run(c, cwd, [])
-        for i in range(runs):
-            log(f"cold start round {i + 1}/{runs}")
-            for c in found:
-                time_once(c, cwd)
-        for i in range(importtime_runs):
-            log(f"-X importtime round {i + 1}/{importtime_runs}")
-            for c in found:
-                importtime_once(c, cwd)
+        rounds(found, runs, cwd, log)
         nopyc = None
         target = next((c for c in found if c.key == "ours_layer"), None) or found[0]
         if nopyc_runs:

@@ -74,14 +74,14 @@ _LOCAL_ENV = {
 
 
 def repo_root() -> Path:
+    """Where the state machine and the worker handler are: this checkout's top, or the
+    installed package's copy (a deployer's project runs the same ones); TASKGATE_ROOT wins."""
     configured = os.environ.get("TASKGATE_ROOT")
     if configured:
         return Path(configured)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "statemachines" / "task.asl.json").exists():
-            return parent
-    raise FileNotFoundError("statemachines/task.asl.json not found; set TASKGATE_ROOT")
+    from .stack import source
+
+    return source()
 
 
 def _load_worker_handler(root: Path) -> ModuleType:

@@ -27,6 +27,7 @@ from ..root import Ports
 
 if TYPE_CHECKING:
     from ..auth.build import SignInPorts
+    from ..domain.worker import StepOutcome, Worker
 
 # DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
 # translate into DependencyFailure); the fakes refuse the same writes.
@@ -292,9 +293,9 @@ def _touched(record: TaskRecord, now_ms: int, alive: Expiry, **changes: Any) -> 
 class MemoryWorkflow:
     """``Workflow`` as the state machine behaves, without running anything by itself.
 
-    ``start`` queues an execution; a test's ``settle`` (tests/fakes.py ``World``) runs
-    the queued steps through the real worker, parks on a token when a step asks (as AwaitInput does), and
-    queues the execution again when ``resume`` is called with that token. With
+    ``start`` queues an execution; ``Memory.settle`` runs the queued steps through the
+    real worker, parks on a token when a step asks (as AwaitInput does), and queues the
+    execution again when ``resume`` is called with that token. With
     ``complete_into`` set (the bench), ``start`` finishes the task at once.
     """
 
@@ -637,6 +638,38 @@ class Memory:
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
     stream_time: float = 0.0
     on_wait: Callable[[], None] = lambda: None
+    tokens: int = 0
+
+    def step(self, worker: Worker, task_id: str) -> StepOutcome:
+        """One RunTool step, then what the state machine does with its outcome: park on a
+        new token (AwaitInput), run again (TaskgateContinue) or end the execution."""
+        from ..domain.worker import StepKind
+
+        outcome = worker.run_step(task_id)
+        executions = self.workflow.executions
+        if outcome.kind is StepKind.INPUT_REQUIRED:
+            self.tokens += 1
+            token = f"token-{self.tokens}"
+            try:
+                self.store.park(task_id, token, self.clock())
+            except TransitionRejected:
+                executions[task_id] = "SUCCEEDED"  # AwaitInput's Catch: Done
+            else:
+                self.workflow.waiting[token] = task_id
+        elif outcome.kind is StepKind.CONTINUE:
+            self.workflow.runnable.append(task_id)
+        elif executions.get(task_id) == "RUNNING":
+            executions[task_id] = "SUCCEEDED"
+        return outcome
+
+    def settle(self, worker: Worker, max_steps: int = 100) -> None:
+        """Run every queued execution until each has finished or parked, as the state
+        machine would beside the API."""
+        for _ in range(max_steps):
+            if not self.workflow.runnable:
+                return
+            self.step(worker, self.workflow.runnable.pop(0))
+        raise AssertionError(f"executions did not settle in {max_steps} steps")
 
     def _wait(self, seconds: float) -> None:
         self.stream_time += seconds
