@@ -121,7 +121,13 @@ class Taskgate:
     @once
     def tools(self) -> ToolRegistry:
         # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
-        return self._tools if self._tools is not None else registry.load(self.settings.tool_modules)
+        if self._tools is not None:
+            return self._tools
+        # Their environment (ToolEnvironment) is set first, for modules that read it at import.
+        from .tools.needs import apply_tool_environment
+
+        apply_tool_environment(self.settings.tool_environment_pairs)
+        return registry.load(self.settings.tool_modules)
 
     @once
     def resources(self) -> ResourceRegistry:
@@ -249,7 +255,7 @@ class Taskgate:
 
     @once
     def transport_security(self) -> TransportSecurity:
-        return TransportSecurity(self.settings.allowed_hosts, self.settings.allowed_origins)
+        return TransportSecurity(self.settings.served_hosts, self.settings.allowed_origins)
 
     @once
     def sign_in(self) -> SignIn | None:

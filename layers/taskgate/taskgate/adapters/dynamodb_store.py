@@ -10,7 +10,8 @@ Item layout (attribute: type):
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
-  answer writes' conditions)
+  answer writes' conditions) · executionArn S (the task's execution, on the machine that
+  started it: a replaced state machine's executions are still found)
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "statusMessage",
     "outcome",
     "historyEvents",
+    "executionArn",
 )
 
 
@@ -142,6 +144,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         result_ref=text("resultRef"),
         client_capabilities=json_value("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
+        execution_arn=text("executionArn"),
     )
 
 
@@ -189,6 +192,8 @@ class DynamoDBTaskStore:
             item["progressToken"] = j(record.progress_token)
         if record.client_capabilities is not None:
             item["clientCapabilities"] = j(record.client_capabilities)
+        if record.execution_arn:
+            item["executionArn"] = s(record.execution_arn)
         written = conditional(
             self._ddb.put_item,
             TableName=self._table,
