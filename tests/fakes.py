@@ -15,12 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from taskgate.config import EXAMPLE_TOOL_MODULES, Settings
-from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.limits import Limits
 from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.domain.sweeper import Sweeper
-from taskgate.domain.worker import StepKind, Worker
+from taskgate.domain.worker import Worker
 from taskgate.protocol.request_state import RequestStates
 from taskgate.protocol.server import McpServer
 from taskgate.protocol.services import InlineSlots
@@ -72,7 +71,6 @@ class World:
         self.worker: Worker = self.root.worker
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.root.on_audit(lambda event, fields: self.events.append((event, fields)))
-        self._tokens = 0
 
     @property
     def settings(self) -> Settings:
@@ -118,29 +116,11 @@ class World:
 
     def step(self, task_id: str) -> Any:
         """One RunTool step, then what the state machine does with its outcome."""
-        outcome = self.worker.run_step(task_id)
-        if outcome.kind is StepKind.INPUT_REQUIRED:
-            self._tokens += 1
-            token = f"token-{self._tokens}"
-            try:
-                self.store.park(task_id, token, self.clock())
-            except TransitionRejected:
-                self.workflow.executions[task_id] = "SUCCEEDED"  # AwaitInput's Catch: Done
-            else:
-                self.workflow.waiting[token] = task_id
-        elif outcome.kind is StepKind.CONTINUE:
-            self.workflow.runnable.append(task_id)
-        elif self.workflow.executions.get(task_id) == "RUNNING":
-            self.workflow.executions[task_id] = "SUCCEEDED"
-        return outcome
+        return self.memory.step(self.worker, task_id)
 
     def settle(self, max_steps: int = 100) -> None:
         """Run every queued execution until each has finished or parked."""
-        for _ in range(max_steps):
-            if not self.workflow.runnable:
-                return
-            self.step(self.workflow.runnable.pop(0))
-        raise AssertionError("executions did not settle")
+        self.memory.settle(self.worker, max_steps)
 
     def handle(self, body: Any, headers: dict[str, str] | None = None, owner: str = "anonymous") -> Any:
         return self.server.handle(body, headers or {}, owner)

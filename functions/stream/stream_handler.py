@@ -8,7 +8,13 @@ stream, so ``taskgate-stream-runtime`` (AWS_LAMBDA_EXEC_WRAPPER) runs taskgate's
 runtime loop (taskgate.lambda_stream), which imports ``app`` from here.
 """
 
+# ruff: noqa: E402 (the layers' architecture is checked before the first native import)
 from __future__ import annotations
+
+from taskgate.layer_check import check_layer_architecture
+
+# Before anything native is imported: layers built for the other architecture fail here, saying so.
+check_layer_architecture()
 
 from aws_lambda_powertools import Logger, Metrics
 

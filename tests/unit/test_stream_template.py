@@ -13,7 +13,7 @@ from taskgate.config import Settings
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # What may differ between ApiFunction's and StreamFunction's settings: the front.
-FRONT = {"FRONT_STREAMING", "FRONT_TIMEOUT_SECONDS", "OAUTH_RESOURCE", "AWS_LAMBDA_EXEC_WRAPPER"}
+FRONT = {"FRONT_STREAMING", "FRONT_TIMEOUT_SECONDS", "PUBLIC_URL", "AWS_LAMBDA_EXEC_WRAPPER"}
 
 
 def _resources() -> dict[str, Any]:
@@ -74,14 +74,42 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
         resources[name]["Properties"]["Policies"][0]["Statement"]
         for name in ("ApiFunction", "StreamFunction")
     ]
-    assert [(s["Sid"], s["Action"], s["Resource"]) for s in statements[0]] == [
-        (s["Sid"], s["Action"], s["Resource"]) for s in statements[1]
-    ]
-    # Sign-in as on the HTTP API: the REST API checks SigV4 under IAM; the app checks tokens
-    # under JWT, naming this endpoint's /mcp as their resource.
+    assert statements[0] == statements[1]
+    # Sign-in as on the HTTP API: the REST API checks SigV4 on every route under IAM alone and
+    # on /iam/mcp beside tokens; the app checks tokens, naming this endpoint's /mcp as their
+    # resource (PUBLIC_URL + /mcp), and serves this endpoint's Host.
     method = resources["StreamProxyMethod"]["Properties"]
-    assert method["AuthorizationType"] == {"Fn::If": ["IsIam", "AWS_IAM", "NONE"]}
-    assert "/stream/mcp" in stream["OAUTH_RESOURCE"]["Fn::If"][1]["Fn::Sub"]
+    assert method["AuthorizationType"] == {"Fn::If": ["IamOnly", "AWS_IAM", "NONE"]}
+    assert resources["StreamIamMcpMethod"]["Properties"]["AuthorizationType"] == "AWS_IAM"
+    assert resources["StreamIamMcpResource"]["Properties"]["PathPart"] == "mcp"
+    assert stream["PUBLIC_URL"]["Fn::Sub"].endswith(".execute-api.${AWS::Region}.${AWS::URLSuffix}/stream")
+    assert resources["StreamApiStage"]["Properties"]["StageName"] == "stream"
+
+
+def test_the_stacks_own_sign_in_is_refused_beside_the_streaming_endpoint() -> None:
+    # USER's tokens are for the HTTP API's /mcp only: a deploy asking for both fails early.
+    template, _ = decode(str(ROOT / "template.yaml"))
+    assert template is not None
+    rule = template["Rules"]["StreamingApiWithoutUser"]
+    assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "StreamingApi"}, "true"]}
+    refused = rule["Assertions"][0]["Assert"]["Fn::Not"][0]["Fn::Contains"][0]
+    assert all("USER" in mode for mode in refused)
+    allowed = template["Parameters"]["AuthMode"]["AllowedValues"]
+    assert {mode for mode in allowed if "USER" in mode} == set(refused)
+
+
+def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> None:
+    # A Parameter change publishes a new version only if the fingerprint sees it (issue 20).
+    resources = _resources()
+    fingerprinted = resources["ApiConfiguration"]["Properties"]["Parameters"]
+    for name in (
+        "InlineCallMaxSeconds",
+        "CallWaitSeconds",
+        "CallHandles",
+        "CallPieceSeconds",
+        "HangUpSeconds",
+    ):
+        assert fingerprinted[name] == {"Ref": name}
 
 
 def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() -> None:

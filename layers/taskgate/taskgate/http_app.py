@@ -17,6 +17,7 @@ from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
+from .cors import Cors
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
 from .protocol.headers import header_problem
@@ -72,7 +73,7 @@ def too_large(max_body_bytes: int) -> str:
     return f"Request body larger than {max_body_bytes} bytes"
 
 
-async def _bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
+async def bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
     """The body, or None as soon as it is known to pass ``max_body_bytes``: from its
     declared ``Content-Length`` before a byte is read, else while reading, so a huge
     body (declared or streamed chunked) costs at most the bound in memory. The server
@@ -139,8 +140,8 @@ def create_app(
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
     ``security``: the Host/Origin allow-lists (localhost only when not given).
-    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
-    bearer token on /mcp (taskgate/auth)."""
+    ``sign_in`` (AuthMode) serves the protected resource metadata and the authorization
+    server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth)."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -187,7 +188,7 @@ def create_app(
             return _error(
                 415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
             )
-        body = await _bounded_body(request, max_body_bytes)
+        body = await bounded_body(request, max_body_bytes)
         if body is None:
             # The rest of the body is never read, so the connection cannot carry another request.
             response = _error(413, INVALID_REQUEST, too_large(max_body_bytes))
@@ -216,5 +217,9 @@ def create_app(
         Route("/health", health, methods=["GET"]),
     ]
     if sign_in is None:
-        return Starlette(routes=routes)
-    return sign_in.protect(routes)
+        app: ASGIApp = Starlette(routes=routes)
+    else:
+        routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
+        app = sign_in.protect(routes, inline=inline)
+    # Outermost: a preflight carries no token, and a 401's WWW-Authenticate must be readable.
+    return Cors(app, guard, lambda scope: _own_domain(Request(scope)))

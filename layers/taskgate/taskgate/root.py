@@ -40,8 +40,8 @@ from .tools.registry import ToolRegistry, registry
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
+    from .auth.build import SignInPorts
     from .auth.resource import SignIn
-    from .auth.tokens import Verifier
     from .domain.calls import PlainCalls
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
@@ -67,6 +67,9 @@ class Ports:
     # What a waiting 2025-11-25 stream sleeps with and measures its budget by.
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
+    # Sign-in's own (taskgate/auth: its items in the table, its keys, the issuer); asked only
+    # when AuthMode lets callers in with tokens.
+    sign_in: Callable[[], SignInPorts] | None = None
 
 
 def limits(settings: Settings) -> Limits:
@@ -121,7 +124,13 @@ class Taskgate:
     @once
     def tools(self) -> ToolRegistry:
         # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
-        return self._tools if self._tools is not None else registry.load(self.settings.tool_modules)
+        if self._tools is not None:
+            return self._tools
+        # Their environment (ToolEnvironment) is set first, for modules that read it at import.
+        from .tools.needs import apply_tool_environment
+
+        apply_tool_environment(self.settings.tool_environment_pairs)
+        return registry.load(self.settings.tool_modules)
 
     @once
     def resources(self) -> ResourceRegistry:
@@ -282,36 +291,24 @@ class Taskgate:
 
     @once
     def transport_security(self) -> TransportSecurity:
-        return TransportSecurity(self.settings.allowed_hosts, self.settings.allowed_origins)
+        return TransportSecurity(self.settings.served_hosts, self.settings.allowed_origins)
 
     @once
     def sign_in(self) -> SignIn | None:
-        """AuthMode JWT: the metadata and the token check the API serves; None otherwise.
-        Nothing here imports ``cryptography`` until the first token arrives."""
-        s = self.settings
-        if s.auth_mode != "JWT":
+        """AuthMode's callers (taskgate/auth), or None when every caller is anonymous. Only
+        the metadata, the routes and the middleware exist at a cold start: joserfc, Authlib and
+        the clients they need come with the first request that uses them."""
+        if not self.settings.auth_mode:
             return None
-        from .auth.resource import ProtectedResource, SignIn
+        from .auth.build import SignInPorts, build_sign_in
+        from .auth.signing import ephemeral_source
 
-        def verifier() -> Verifier:
-            from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+        def no_store() -> Any:
+            raise RuntimeError("sign-in has no store: give Ports.sign_in")
 
-            jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
-            return JwtVerifier(
-                issuer=s.oauth_issuer,
-                audiences=[s.oauth_resource, *s.oauth_audiences],
-                jwks=jwks,
-                client_ids=s.oauth_client_ids,
-                require_token_use=s.oauth_token_use or None,
-            )
-
-        resource = ProtectedResource(
-            resource=s.oauth_resource,
-            authorization_servers=[s.oauth_issuer],
-            scopes_supported=list(s.oauth_scopes),
-            required_scopes=list(s.oauth_scopes),
-        )
-        return SignIn(resource, verifier)
+        # Without sign-in ports (IAM alone, or CLIENT: nothing is stored) a key of this process's own.
+        ports = self.ports.sign_in() if self.ports.sign_in else SignInPorts(no_store, ephemeral_source())
+        return build_sign_in(self.settings, ports)
 
     def app(self, *, inline: bool = False) -> ASGIApp:
         """The Starlette app serving /mcp (``create_app``): ``inline=True`` in Lambda (one

@@ -10,9 +10,11 @@ Item layout (attribute: type):
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
-  answer writes' conditions) · progress S(JSON) · progressCount N · logLines S(JSON) ·
-  logCount N · logLevel S (domain/progress.py) · watchedUntil N (epoch ms: a plain
-  call's hidden task, cancelled when its caller has not come back by then)
+  answer writes' conditions) · executionArn S (the task's execution, on the machine that
+  started it: a replaced state machine's executions are still found) · progress S(JSON) ·
+  progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
+  watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
+  come back by then)
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "statusMessage",
     "outcome",
     "historyEvents",
+    "executionArn",
     "watchedUntil",
 )
 
@@ -146,6 +149,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         result_ref=text("resultRef"),
         client_capabilities=json_value("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
+        execution_arn=text("executionArn"),
         progress=Progress.from_json(json_value("progress")) if "progress" in item else None,
         progress_count=int(item["progressCount"]["N"]) if "progressCount" in item else 0,
         log_lines=tuple(LogLine(x["level"], x["data"]) for x in json_value("logLines") or []),
@@ -199,6 +203,8 @@ class DynamoDBTaskStore:
             item["progressToken"] = j(record.progress_token)
         if record.client_capabilities is not None:
             item["clientCapabilities"] = j(record.client_capabilities)
+        if record.execution_arn:
+            item["executionArn"] = s(record.execution_arn)
         if record.log_level is not None:
             item["logLevel"] = s(record.log_level)
         if record.watched_until_ms is not None:

@@ -55,16 +55,16 @@ class TaskEnder:
             alive=record.kept_alive(now),
         )
         if wrote:
-            self.stop(record.task_id, message)
+            self.stop(record.task_id, message, record.execution_arn)
         return wrote
 
-    def stop(self, task_id: str, reason: str) -> None:
+    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
         """Stop the task's execution, quietly: the row already says how the task
         ended, which is what every reader sees; a failed stop only delays the work
         noticing (at its next progress report)."""
         if self._workflow is None:
             return
         try:
-            self._workflow.stop(task_id, reason)
+            self._workflow.stop(task_id, reason, execution)
         except Exception:
             logger.warning("stop_execution failed", extra={"taskId": task_id}, exc_info=True)

@@ -98,8 +98,9 @@ class TaskService:
             raise TooManyActiveTasks(limit)
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
+        task_id = task_id or new_task_id()
         record = TaskRecord(
-            task_id=task_id or new_task_id(),
+            task_id=task_id,
             owner=owner,
             tool=tool,
             arguments=arguments,
@@ -114,6 +115,9 @@ class TaskService:
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
             client_capabilities=client_capabilities,
+            # Written with the row: whatever machine the stack runs later, this task's
+            # execution is this one (no second write; start() checks it is what it got).
+            execution_arn=self._workflow.execution_for(task_id),
             log_level=log_level,
             watched_until_ms=now + watch_ms if watch_ms is not None else None,
         )
@@ -244,7 +248,7 @@ class TaskService:
         except TransitionRejected:
             # It ended between our read and our write; report what it ended as.
             return Cancellation(self.get(owner, task_id), cancelled_now=False)
-        self._ender.stop(task_id, message)
+        self._ender.stop(task_id, message, record.execution_arn)
         return Cancellation(cancelled, cancelled_now=True)
 
     def watch(self, task_id: str, within_ms: int | None) -> bool:

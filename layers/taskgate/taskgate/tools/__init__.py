@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .context import Answer, CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolError
 from .input import ElicitUrl, InputRefused, ListRoots, MissingCapability, Root, Sample, Sampled
+from .needs import secret
 from .registry import Tool, ToolRegistry, registry, tool
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "registry",
+    "secret",
     "tool",
 ]

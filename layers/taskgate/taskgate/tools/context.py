@@ -142,6 +142,15 @@ class TaskControl(Protocol):
     def checkpoint(self, state: Any) -> None: ...
 
 
+class Listener(Protocol):
+    """Hears every progress report and log line a tool makes, as it makes it (before any of
+    them is cut, filtered or left unwritten): ``taskgate.testing`` records them this way."""
+
+    def progress(self, ctx: ToolContext, value: float, total: float | None, message: str | None) -> None: ...
+
+    def log(self, ctx: ToolContext, level: str, message: str, data: Any) -> None: ...
+
+
 class _NoTask:
     """Control for a tool run inline (not as a task): nothing durable to report to."""
 
@@ -184,6 +193,7 @@ class ToolContext:
         self.peer = peer or NO_PEER
         self._progress = 0.0
         self._auto_keys: dict[str, int] = {}
+        self.listeners: list[Listener] = []
 
     @property
     def is_task(self) -> bool:
@@ -219,6 +229,8 @@ class ToolContext:
         counts one step."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
+        for listener in self.listeners:
+            listener.progress(self, value, total, message)
         # A plain call's control reports nothing, but stops the tool if its caller went away.
         status = message if message is not None else _fraction(value, total)
         self._control.progress(status, value, total, message)
@@ -240,6 +252,8 @@ class ToolContext:
         waits on - and always a line in the function's log."""
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        for listener in self.listeners:
+            listener.log(self, level, message, data)
         tool_logger.log(
             python_level(level), message, extra={"taskId": self.task_id} if self.task_id else None
         )

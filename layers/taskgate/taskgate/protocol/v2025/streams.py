@@ -36,7 +36,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...clock import now_ms
@@ -86,6 +86,15 @@ HandOver = Callable[[TaskRecord], dict[str, Any]]
 
 def _marker(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass
+class _Seen:
+    """What a stream last told its client of the task: its status, and how far the
+    client got in the tool's progress and log lines."""
+
+    status: str | None = None
+    cursor: Cursor = field(default_factory=Cursor)
 
 
 class ResultStreams:
@@ -313,56 +322,25 @@ class ResultStreams:
         # Notifications are sent live and never logged: their ids carry the cursor, so a
         # reconnect resumes after the last logged event and sends only newer ones; the
         # stream item is written only for what must not be lost (questions, the response).
-        seen_status: str | None = None
+        seen = _Seen(cursor=cursor)
         deadline = self._monotonic() + (self._call_piece if state.hides_task else self._budget)
         read = first
         while True:
-            due: list[tuple[str, dict[str, Any]]] = []
             handing_over = False
             if isinstance(read, TaskRecord):
-                record = read
-                status = w.status_of(record)
-                if status != seen_status and not state.hides_task:
-                    yield f"data: {_dumps(w.status_notification(record))}\n\n"
-                seen_status = status
-                fresh, cursor = news(record, cursor, log_level=log_level, tagged=not state.hides_task)
-                position = len(state.events)
-                for notification, after in fresh:
-                    yield sse_event(_cursor_id(state.stream_id, position, after), notification)
-                due = self._due(state, record)
-                if not due and self._hand_over_due(state, record):
-                    due, handing_over = [self._handle(state, record)], True
-                poll = record.poll_interval_ms / 1000
+                yield from self._task_notices(state, read, seen, log_level)
+                due, poll = self._due(state, read), read.poll_interval_ms / 1000
+                if not due and self._hand_over_due(state, read):
+                    due, handing_over = [self._handle(state, read)], True
             else:
-                due = [(_marker({"message": read}), read)]
-                poll = 0.0
+                due, poll = [(_marker({"message": read}), read)], 0.0
             for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
             if due:
-                # Server-to-client requests of every kind (elicitation, sampling, roots).
-                asked = [m for _, m in due if "method" in m and "id" in m]
-                after_state = replace(
-                    state,
-                    events=state.events + tuple(marker for marker, _ in due),
-                    done=not asked,
-                    emitted_keys=state.emitted_keys | {m["id"] for m in asked},
-                )
-                if not self._store.append_events(state, after_state):
-                    # Another instance appended to this stream; its log is the truth.
-                    fresh_state = self._store.get_stream(state.stream_id)
-                    if fresh_state is None:
-                        return
-                    current = self._read(fresh_state)
-                    for index in range(len(state.events), len(fresh_state.events)):
-                        message = self._rebuild(fresh_state, json.loads(fresh_state.events[index]), current)
-                        if message is not None:
-                            yield sse_event(f"{state.stream_id}:{index + 1}", message)
-                    return
                 if handing_over:
                     # The model drives the task from here: nobody resumes this stream now.
                     self._tasks.watch(state.task_id, None)
-                for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
-                    yield sse_event(f"{state.stream_id}:{offset}", message)
+                yield from self._deliver(state, due)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
             if self._monotonic() + poll > deadline:
@@ -374,6 +352,43 @@ class ResultStreams:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)
             read = self._read(state)
+
+    def _task_notices(
+        self, state: StreamState, record: TaskRecord, seen: _Seen, log_level: str | None
+    ) -> Iterator[str]:
+        """The task's status (to a client that knows the task) when it changed, and the
+        tool's progress and log lines the client has not had (protocol/task_events.py)."""
+        status = w.status_of(record)
+        if status != seen.status and not state.hides_task:
+            yield f"data: {_dumps(w.status_notification(record))}\n\n"
+        seen.status = status
+        fresh, seen.cursor = news(record, seen.cursor, log_level=log_level, tagged=not state.hides_task)
+        for notification, after in fresh:
+            yield sse_event(_cursor_id(state.stream_id, len(state.events), after), notification)
+
+    def _deliver(self, state: StreamState, due: list[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+        """Log what is due (server-to-client requests of every kind, or the response), then
+        send it; if another instance appended to this stream first, send what its log holds."""
+        asked = [m for _, m in due if "method" in m and "id" in m]
+        after = replace(
+            state,
+            events=state.events + tuple(marker for marker, _ in due),
+            done=not asked,
+            emitted_keys=state.emitted_keys | {m["id"] for m in asked},
+        )
+        if self._store.append_events(state, after):
+            for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
+                yield sse_event(f"{state.stream_id}:{offset}", message)
+            return
+        # Another instance appended to this stream; its log is the truth.
+        fresh = self._store.get_stream(state.stream_id)
+        if fresh is None:
+            return
+        current = self._read(fresh)
+        for index in range(len(state.events), len(fresh.events)):
+            rebuilt = self._rebuild(fresh, json.loads(fresh.events[index]), current)
+            if rebuilt is not None:
+                yield sse_event(f"{state.stream_id}:{index + 1}", rebuilt)
 
     def _hand_over_due(self, state: StreamState, record: TaskRecord) -> bool:
         return (
