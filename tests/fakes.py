@@ -16,7 +16,9 @@ from typing import Any
 
 from taskgate.config import EXAMPLE_TOOL_MODULES, Settings
 from taskgate.domain.errors import TransitionRejected
+from taskgate.domain.jobs import JobKind
 from taskgate.domain.limits import Limits
+from taskgate.domain.model import TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.domain.sweeper import Sweeper
@@ -124,9 +126,53 @@ class World:
                 self.workflow.waiting[token] = task_id
         elif outcome.kind is StepKind.CONTINUE:
             self.workflow.runnable.append(task_id)
+        elif outcome.kind is StepKind.HAND_OFF:
+            self._start_job(task_id)
         elif self.workflow.executions.get(task_id) == "RUNNING":
             self.workflow.executions[task_id] = "SUCCEEDED"
         return outcome
+
+    def _start_job(self, task_id: str) -> None:
+        """LoadJob, StartJob and the wait: a callback parks on a token (unless its outcome
+        came first: then RunTool); any other job starts and runs until ``finish_job``."""
+        record = self.store.get(task_id)
+        request = self.store.job_requests.get(task_id)
+        if record is None or record.status is not TaskStatus.WORKING or request is None:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # StartJob's Choice: Done
+            return
+        if request["kind"] == JobKind.CALLBACK:
+            self._tokens += 1
+            token = f"callback-token-{self._tokens}"
+            try:
+                self.store.park_callback(task_id, request["key"], token, self.clock())
+            except TransitionRejected:
+                self.workflow.runnable.append(task_id)  # AwaitCallback's Catch: RunTool decides
+            else:
+                self.workflow.waiting[token] = task_id
+            return
+        assert record.job is not None
+        self.memory.jobs.start(task_id, record.job)
+
+    def finish_job(
+        self, task_id: str, output: Any = None, *, error: str | None = None, cause: str = ""
+    ) -> None:
+        """The job the task waits on ends (``error``: failed so): the wait state's result
+        (or its Catch), then RecordJobOutcome, then RunTool."""
+        job = self.memory.jobs.running.pop(task_id)
+        raw: dict[str, Any] = {"Error": error, "Cause": cause} if error else {"ok": True, "output": output}
+        record = self.store.records[task_id]
+        try:
+            self.store.record_job_outcome(
+                task_id, job.key, raw, self.clock(), record.kept_alive(self.clock())
+            )
+        except TransitionRejected:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # RecordJobOutcome's Catch: Done
+            return
+        self.workflow.runnable.append(task_id)
+
+    def job_request(self, task_id: str) -> dict[str, Any]:
+        """What the state machine would start the task's job with (its jobRequest)."""
+        return self.store.job_requests[task_id]
 
     def settle(self, max_steps: int = 100) -> None:
         """Run every queued execution until each has finished or parked."""

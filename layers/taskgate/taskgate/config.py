@@ -78,6 +78,10 @@ class Settings(BaseModel):
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
+    # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
+    # the API's own URL), without a trailing slash. Callback URLs (tools.jobs.Callback) are
+    # made from it.
+    public_url: str = ""
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
     allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
     # The Secrets Manager secret whose value seals a plain call's requestState (every

@@ -25,6 +25,7 @@ from .protocol.transport_security import TransportSecurity, is_json
 
 if TYPE_CHECKING:
     from .auth.resource import SignIn
+    from .domain.callbacks import CallbackService
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
@@ -66,13 +67,16 @@ def create_app(
     inline: bool = False,
     security: TransportSecurity | None = None,
     sign_in: SignIn | None = None,
+    callbacks: Callable[[], CallbackService] | None = None,
 ) -> ASGIApp:
     """``inline=True`` handles requests on the event loop's thread. In Lambda one
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
     ``security``: the Host/Origin allow-lists (localhost only when not given).
     ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
-    bearer token on /mcp (taskgate/auth)."""
+    bearer token on /mcp (taskgate/auth). ``callbacks`` serves POST /callbacks/{taskId}, where
+    outside systems end the jobs tools handed off to them (domain/callbacks.py): open in
+    every AuthMode, the URL's secret being the capability."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -119,10 +123,35 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
+    async def callback(request: Request) -> Response:
+        refusal = guard.refusal(request.headers, _own_domain(request))
+        if refusal is not None:
+            return JSONResponse({"error": refusal}, 403)
+        secret = request.query_params.get("secret", "")
+        body = await request.body()
+        if len(body) > max_body_bytes:
+            return JSONResponse({"error": f"Request body larger than {max_body_bytes} bytes"}, 413)
+        try:
+            message: Any = json.loads(body) if body else None
+        except (ValueError, RecursionError):
+            return JSONResponse({"error": "The body is not valid JSON."}, 400)
+        if _has_lone_surrogate(message):
+            return JSONResponse({"error": "The body contains an unpaired UTF-16 surrogate."}, 400)
+        assert callbacks is not None
+        service = callbacks()
+
+        def deliver() -> Any:
+            return service.deliver(request.path_params["task_id"], secret, message)
+
+        reply = deliver() if inline else await run_in_threadpool(deliver)
+        return JSONResponse(reply.body, reply.status)
+
     routes = [
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/health", health, methods=["GET"]),
     ]
+    if callbacks is not None:
+        routes.append(Route("/callbacks/{task_id}", callback, methods=["POST"]))
     if sign_in is None:
         return Starlette(routes=routes)
     return sign_in.protect(routes)

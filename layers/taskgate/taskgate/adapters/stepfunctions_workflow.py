@@ -66,6 +66,16 @@ class StepFunctionsWorkflow:
         return True
 
     @translating
+    def heartbeat(self, task_token: str) -> bool:
+        try:
+            self._sfn.send_task_heartbeat(taskToken=task_token)
+        except ClientError as exc:
+            if error_code(exc) in _GONE:
+                return False
+            raise
+        return True
+
+    @translating
     def status(self, task_id: str) -> str | None:
         try:
             desc = self._sfn.describe_execution(executionArn=self.execution_arn(task_id))
