@@ -242,6 +242,7 @@ class JobInput(BaseModel):
     # The Batch job definition or the ECS task definition.
     definition: str = ""
     subnets: list[str] = Field(default_factory=list)
+    security_groups: list[str] = Field(default_factory=list)
 
 
 @tool(
@@ -255,7 +256,7 @@ def run_job(args: JobInput, ctx: ToolContext) -> dict[str, Any]:
     if args.kind == "batch":
         job = BatchJob(args.target, args.definition, parameters={"day": "2027-01-15"})
     elif args.kind == "ecs":
-        job = EcsTask(args.target, args.definition, args.subnets)
+        job = EcsTask(args.target, args.definition, args.subnets, args.security_groups)
     else:
         job = GlueJobRun(args.target, {"--day": "2027-01-15"})
     result = ctx.hand_off("job", job)

@@ -82,6 +82,9 @@ class Settings(BaseModel):
     # the API's own URL), without a trailing slash. Callback URLs (tools.jobs.Callback) are
     # made from it.
     public_url: str = ""
+    # How often reads of a task that waits on a job may ask the job's service for its
+    # status (per task, however many clients poll).
+    job_status_interval_ms: Positive = 10_000
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
     allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
     # The Secrets Manager secret whose value seals a plain call's requestState (every

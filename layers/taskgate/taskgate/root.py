@@ -117,7 +117,15 @@ class Taskgate:
 
     @once
     def tasks(self) -> TaskService:
-        return TaskService(self.store, self.workflow, self.ports.clock, self.limits, self.results, self.jobs)
+        return TaskService(
+            self.store,
+            self.workflow,
+            self.ports.clock,
+            self.limits,
+            self.results,
+            self.jobs,
+            job_status_interval_ms=self.settings.job_status_interval_ms,
+        )
 
     @once
     def tools(self) -> ToolRegistry:

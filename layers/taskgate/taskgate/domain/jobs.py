@@ -109,18 +109,17 @@ class JobRequest:
     # The service call's parameters, named as the integration names them.
     params: dict[str, Any]
     timeout_seconds: int
-    heartbeat_seconds: int | None = None
+    # A callback's: the most seconds between heartbeats (0: none are needed).
+    heartbeat_seconds: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return {
             "key": self.job.key,
             "kind": self.job.kind.value,
             "timeoutSeconds": self.timeout_seconds,
+            "heartbeatSeconds": self.heartbeat_seconds,
             "params": self.params,
         }
-        if self.heartbeat_seconds is not None:
-            out["heartbeatSeconds"] = self.heartbeat_seconds
-        return out
 
 
 @dataclass(frozen=True)

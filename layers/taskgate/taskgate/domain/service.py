@@ -21,7 +21,7 @@ from .errors import (
     TooManyActiveTasks,
     TransitionRejected,
 )
-from .job_watch import JobWatch
+from .job_watch import JOB_STATUS_INTERVAL_MS, JobWatch
 from .jobs import Jobs
 from .limits import Limits
 from .model import TaskRecord, TaskStatus
@@ -57,13 +57,15 @@ class TaskService:
         limits: Limits,
         results: ResultStore,
         jobs: Jobs | None = None,
+        *,
+        job_status_interval_ms: int = JOB_STATUS_INTERVAL_MS,
     ) -> None:
         self._store = store
         self._workflow = workflow
         self._clock = clock
         self._results = results
         self._ender = TaskEnder(store, workflow, clock, jobs)
-        self._watch = JobWatch(store, jobs, clock)
+        self._watch = JobWatch(store, jobs, clock, job_status_interval_ms)
         self.limits = limits
 
     def create(

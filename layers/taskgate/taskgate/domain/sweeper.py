@@ -125,10 +125,12 @@ class Sweeper:
         now = self._clock()
         reason: str | None = None
         described = False
-        if self._max_runtime and now - record.created_at_ms > self._max_runtime:
+        past_runtime = bool(self._max_runtime) and now - record.created_at_ms > self._max_runtime
+        if record.job is not None and (past_runtime or now > record.job.deadline_ms):
+            label = record.job.label
+            reason = f"{label[:1].upper()}{label[1:]} did not finish within the task's time; it was stopped."
+        elif past_runtime:
             reason = "The task exceeded its maximum run time."
-        elif record.job is not None and now > record.job.deadline_ms:
-            reason = f"{record.job.label[:1].upper()}{record.job.label[1:]} did not finish within the task's time; it was stopped."
         elif not self._cannot_have_ended(record, now):
             # Quiet for a while: fine if its execution is alive (a long step, or
             # parked past its wait); a failure if there is none.

@@ -65,6 +65,9 @@ SIGNALS: tuple[type[Exception], ...] = (TaskgateInputRequired, TaskgateContinue,
 # A job's wait (the state's TimeoutSeconds) lasts this much past the task's deadline: the
 # sweeper, which also stops the job, fails the task first; the timeout is the backstop.
 JOB_TIMEOUT_GRACE_SECONDS = 900
+# A callback's wait lasts this much past its URL's expiry: a delivery that races the
+# deadline is told plainly that the URL expired, and the wait then times out.
+CALLBACK_GRACE_SECONDS = 5
 
 
 class StepKind(enum.StrEnum):
@@ -210,12 +213,9 @@ class _StoreControl:
             secret = callbacks.new_secret()
             slot = CallbackSlot(callbacks.hash_secret(secret), deadline, key)
             url = callbacks.callback_url(self._callback_base_url, record.task_id, secret)
-            heartbeat = (
-                spec.heartbeat_seconds
-                if spec.heartbeat_seconds and spec.heartbeat_seconds < seconds
-                else None
-            )
-            request = JobRequest(job, spec.params, seconds, heartbeat)
+            timeout = seconds + CALLBACK_GRACE_SECONDS
+            wanted = spec.heartbeat_seconds or 0
+            request = JobRequest(job, spec.params, timeout, wanted if 0 < wanted < timeout else 0)
         else:
             request = JobRequest(job, spec.params, seconds + JOB_TIMEOUT_GRACE_SECONDS)
         payload = request.to_json()

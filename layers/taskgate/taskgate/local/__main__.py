@@ -30,6 +30,11 @@ def _sweep_forever(interval: float) -> None:
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "3000"))
+    # Where callback URLs point (tools.jobs.Callback): this server, unless told otherwise.
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    os.environ.setdefault("PUBLIC_URL", f"http://{shown}:{port}")
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
     root = wiring.root()
@@ -42,8 +47,6 @@ def main() -> None:
     if tokens and settings.auth_mode == "JWT":
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE=JWT exclude each other")
     served = DevAuthMiddleware(app, parse_tokens(tokens)) if tokens else app
-    host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "3000"))
     print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
     uvicorn.run(served, host=host, port=port, log_level="warning")
 
