@@ -13,8 +13,10 @@ setup:
 # `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
 # (default taskgate_tools). `make serve TOOL_MODULES=taskgate_tools` serves what deploys.
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
+# The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
+TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
 serve: setup
-	PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+	PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a

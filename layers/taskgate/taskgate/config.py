@@ -49,6 +49,9 @@ class Settings(BaseModel):
     poll_interval_ms: Positive = 1_000
     anonymous_owner: str = Field(default="anonymous", min_length=1)
     tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
+    # JSON files declaring tools that each start one job (tools/declared.py), as
+    # package:file.json in a tools package, after ToolModules' tools.
+    tool_declarations: tuple[str, ...] = ()
     max_body_bytes: Positive = 1_048_576
     # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
     # the task at its pollInterval) before the client reconnects. 0: read once and
@@ -113,6 +116,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "tool_modules",
+        "tool_declarations",
         "allowed_hosts",
         "allowed_origins",
         "oauth_audiences",

@@ -130,7 +130,14 @@ class Taskgate:
     @once
     def tools(self) -> ToolRegistry:
         # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
-        return self._tools if self._tools is not None else registry.load(self.settings.tool_modules)
+        if self._tools is not None:
+            return self._tools
+        loaded = registry.load(self.settings.tool_modules)
+        if self.settings.tool_declarations:
+            from .tools.declared import declare  # tools declared in JSON (no Python)
+
+            declare(loaded, self.settings.tool_declarations)
+        return loaded
 
     @once
     def resources(self) -> ResourceRegistry:
