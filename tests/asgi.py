@@ -9,6 +9,7 @@ the app raises); this does the same, in process and without a socket.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,18 +27,30 @@ class RawResponse:
         return self.content.decode("utf-8", "replace")
 
 
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
 def raw_request(
     app: ASGIApp, method: str, headers: list[tuple[bytes, bytes]], body: bytes = b"", path: str = "/mcp"
 ) -> RawResponse:
-    async def run() -> list[dict[str, Any]]:
-        pending = [{"type": "http.request", "body": body, "more_body": False}]
-        sent: list[dict[str, Any]] = []
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
 
-        async def receive() -> dict[str, Any]:
-            if pending:
-                return pending.pop(0)
-            await asyncio.sleep(3600)  # the client stays connected until the app is done
-            return {"type": "http.disconnect"}
+    async def receive() -> dict[str, Any]:
+        if pending:
+            return pending.pop(0)
+        await asyncio.sleep(3600)  # the client stays connected until the app is done
+        return {"type": "http.disconnect"}
+
+    return exchange(app, method, headers, receive, path)
+
+
+def exchange(
+    app: ASGIApp, method: str, headers: list[tuple[bytes, bytes]], receive: Receive, path: str = "/mcp"
+) -> RawResponse:
+    """One request whose body and disconnect come from ``receive``, as a server's would."""
+
+    async def run() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
 
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)

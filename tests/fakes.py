@@ -25,6 +25,7 @@ from taskgate.domain.sweeper import Sweeper
 from taskgate.domain.worker import StepKind, Worker
 from taskgate.protocol.request_state import RequestStates
 from taskgate.protocol.server import McpServer
+from taskgate.protocol.services import InlineSlots
 from taskgate.protocol.v2025.streams import ResultStreams
 from taskgate.root import Taskgate
 from taskgate.testing.memory import FakeClock, Memory
@@ -106,6 +107,11 @@ class World:
     @property
     def request_states(self) -> RequestStates:
         return self.root.request_states
+
+    @property
+    def slots(self) -> InlineSlots:
+        """The inline slots plain calls and waiting streams hold."""
+        return self.root.inline
 
     @property
     def streams(self) -> ResultStreams:

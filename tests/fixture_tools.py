@@ -114,6 +114,32 @@ def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
     return unicode_text(args.kilobytes)
 
 
+class ErrorDataInput(BaseModel):
+    data: Any = None
+
+
+@tool(description="End with a JSON-RPC error carrying the given data.", task_support="required")
+def error_with_data(args: ErrorDataInput, ctx: ToolContext) -> str:
+    from taskgate.tools import ProtocolError
+
+    raise ProtocolError(-32050, "failed with data", args.data)
+
+
+def _confirm_first(args: NoInput, ctx: ToolContext) -> None:
+    from taskgate.tools import Elicit, ToolError
+
+    answer = ctx.ask("go_ahead", Elicit("Run the gated job?", {"ok": {"type": "boolean"}}, ["ok"]))
+    if not (answer.accepted and answer.content.get("ok") is True):
+        raise ToolError("The gated job was not confirmed.")
+
+
+@tool(
+    description="A job its prepare step must confirm first.", task_support="optional", prepare=_confirm_first
+)
+def gated_job(args: NoInput, ctx: ToolContext) -> str:
+    return "the gated job ran"
+
+
 # --- the hosts matrix (tests/e2e/test_hosts.py) ----------------------------------------------
 # Where `long_work` keeps each run's state, so a test can see from outside whether the work
 # still runs after its caller cancelled (a plain call has no task to ask about).

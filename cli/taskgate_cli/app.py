@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, cast
 
 from . import __version__
 from .arguments import UsageError, parse_arguments
-from .display import Display, format_elapsed
+from .display import Display, Visible, format_elapsed
 from .prompt import Prompter
 from .protocol import Client, Client2025, Client2026, Outcome, Question, TaskView
 from .schema import describe
@@ -502,8 +502,10 @@ def _headers(args: argparse.Namespace) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    err = sys.stderr
-    out: TextIO = sys.stderr if args.json else sys.stdout
+    # Everything printed for a person shows what the server and its tools sent, never obeys
+    # it: a tool's text, a status message or an error could carry terminal sequences.
+    err = cast(TextIO, Visible(sys.stderr))
+    out = cast(TextIO, Visible(sys.stderr if args.json else sys.stdout))
     display = Display(out, tty=out.isatty(), quiet=args.json)
     ui = Ui(out, display, Prompter(out, sys.stdin, display.sym), args.json)
     client: Client | None = None

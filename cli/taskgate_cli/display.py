@@ -7,6 +7,59 @@ import shutil
 import time
 from typing import TextIO
 
+# What a terminal would act on rather than show: C0 controls (ESC starts the sequences that
+# move the cursor, recolour, retitle the window or write to the clipboard), DEL, C1 controls
+# (0x9b is a one-byte CSI), and the bidirectional overrides that reorder what is shown.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile("[\t\n]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character written as an escape (ESC as ``\\x1b``):
+    what a server or a tool sends is shown, never obeyed. Newlines and tabs stay."""
+    return _CONTROLS.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """``visible``, with newlines and tabs escaped too: for the one status line."""
+    return _LINE_BREAKS.sub(_escape, visible(text))
+
+
+class Visible:
+    """A text stream whose ``write`` shows control characters instead of passing them to
+    the terminal. The CLI's own escape sequences (the redrawn status line) go through
+    ``raw``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(visible(text))
+
+    def raw(self, text: str) -> int:
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    @property
+    def encoding(self) -> str | None:
+        return getattr(self.stream, "encoding", None)
+
+
+def _raw(out: TextIO, text: str) -> None:
+    write = getattr(out, "raw", None)
+    (write or out.write)(text)
+
+
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _OF = re.compile(r"(\d+(?:\.\d+)?)[A-Za-z]*\s+of\s+(\d+(?:\.\d+)?)")
 _SLASH = re.compile(r"(?<![\d.])(\d+)\s*/\s*(\d+)(?![\d.])")
@@ -88,7 +141,7 @@ class Display:
             self._draw()
         elif (prefix, status, message) != self._last_plain:
             self._last_plain = (prefix, status, message)
-            text = f"{prefix}{status}" + (f": {message}" if message else "")
+            text = one_line(f"{prefix}{status}" + (f": {message}" if message else ""))
             self.out.write(f"[{format_elapsed(self.elapsed()):>7}] {text}\n")
             self.out.flush()
 
@@ -101,25 +154,27 @@ class Display:
     def _draw(self) -> None:
         width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
         frames = self.sym.frames
-        parts = [frames[self._frame % len(frames)], format_elapsed(self.elapsed()), self.prefix + self.status]
+        status = one_line(self.prefix + self.status)
+        parts = [frames[self._frame % len(frames)], format_elapsed(self.elapsed()), status]
         done = fraction(self.message)
         if done is not None and self.status in ("working", "input_required"):
             filled = round(done * self.BAR_WIDTH)
             bar = self.sym.full * filled + self.sym.empty * (self.BAR_WIDTH - filled)
             parts.append(f"{bar} {done * 100:3.0f}%")
         if self.message:
-            parts.append(self.message)
+            parts.append(one_line(self.message))
         line = "  ".join(parts)
         if len(line) > width:
             line = line[: width - len(self.sym.ellipsis)] + self.sym.ellipsis
-        self.out.write("\r\x1b[2K" + line)
+        _raw(self.out, "\r\x1b[2K")
+        self.out.write(line)
         self.out.flush()
         self._drawn = True
 
     def clear(self) -> None:
         """Erase the spinner line so that something else can be printed."""
         if self._drawn:
-            self.out.write("\r\x1b[2K")
+            _raw(self.out, "\r\x1b[2K")
             self.out.flush()
             self._drawn = False
 
@@ -128,5 +183,5 @@ class Display:
         if self.quiet:
             return
         self.clear()
-        self.out.write(text + "\n")
+        self.out.write(one_line(text) + "\n")
         self.out.flush()

@@ -18,6 +18,7 @@ from mangum import Mangum
 
 from taskgate import snapstart, wiring
 from taskgate.adapters import aws_clients
+from taskgate.http_app import oversized_event
 from taskgate.observability import attach_library_logs, audit_hook
 
 if TYPE_CHECKING:
@@ -52,4 +53,8 @@ gc.enable()
 @metrics.log_metrics(capture_cold_start_metric=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     snapstart.before_invocation()
+    # The event holds the body whole: a body past MaxBodyBytes is refused before Mangum decodes it.
+    refused = oversized_event(event, _root.settings.max_body_bytes)
+    if refused is not None:
+        return refused
     return _mangum(event, context)  # type: ignore[arg-type]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import pathlib
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 
@@ -60,3 +62,119 @@ def test_walkthrough_script_passes(server_url: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "walk-through OK" in done.stdout
     assert "terminal after" in done.stdout
+
+
+def _connect(server_url: str) -> socket.socket:
+    port = int(server_url.split(":")[2].split("/")[0])
+    return socket.create_connection(("127.0.0.1", port), timeout=10)
+
+
+def _head(length: str | None) -> bytes:
+    lines = [
+        "POST /mcp HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        "Mcp-Method: ping",
+        "Mcp-Protocol-Version: 2026-07-28",
+        f"Content-Length: {length}" if length else "Transfer-Encoding: chunked",
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _status(reply: bytes) -> int:
+    return int(reply.split(b" ", 2)[1])
+
+
+def test_a_huge_declared_body_is_refused_before_it_is_sent(server_url: str) -> None:
+    """Issue 21 (N6): the server read a declared 64 MiB to its end before the 413. Now the
+    answer comes at once, with not one byte of the body sent (a server that waited for it
+    would time out here)."""
+    with _connect(server_url) as sock:
+        sock.sendall(_head(str(300 * 1024 * 1024)))
+        reply = b""
+        while more := sock.recv(65536):  # the server answers, then closes
+            reply += more
+    assert _status(reply) == 413, reply
+    assert b"connection: close" in reply.lower()
+    assert b"Request body larger than 1048576 bytes" in reply
+
+
+def test_a_huge_streamed_body_is_refused_once_it_passes_the_limit(server_url: str) -> None:
+    """Sent chunked (no Content-Length), 300 MiB are offered: the answer comes after about
+    the limit, and the server closes the connection instead of reading the rest."""
+    chunk = b" " * 65536
+    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+    sent = 0
+    with _connect(server_url) as sock:
+        sock.sendall(_head(None))
+        sock.settimeout(0.05)
+        reply = b""
+        while sent < 300 * 1024 * 1024:
+            try:
+                sock.sendall(frame)
+                sent += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            except TimeoutError:
+                pass  # the server stopped reading: its answer is what to look for
+            try:
+                reply += sock.recv(65536)
+            except (TimeoutError, BlockingIOError):
+                continue
+            if reply:
+                break
+        sock.settimeout(10)
+        while b"\r\n\r\n" not in reply:
+            more = sock.recv(65536)
+            if not more:
+                break
+            reply += more
+    assert reply and _status(reply) == 413, reply
+    # The socket buffers take a few MiB more than the server read; nowhere near 300.
+    assert sent < 32 * 1024 * 1024, sent
+
+
+def _plain_call(token: str, seconds: float) -> bytes:
+    from tests.mcp_client import envelope, headers_for
+
+    params = {"name": "slow_compute", "arguments": {"seconds": seconds}}
+    body = json.dumps(envelope("tools/call", params, 1, tasks=False)).encode()
+    headers = {**headers_for("tools/call", params), "authorization": f"Bearer {token}"}
+    head = ["POST /mcp HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def test_an_owner_has_a_share_of_the_slots_and_hanging_up_gives_them_back(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Issue 21 (N7) against the real server: an owner that starts more plain calls than
+    its share gets 503 for the rest while another owner is served; when it hangs up, the
+    tools stop at their next progress report and its slots are free again at once (not
+    when the 60-second calls would have ended)."""
+    env = {"TASKGATE_DEV_TOKENS": "m-token=mallory,a-token=alice", "MAX_INLINE_CALLS_PER_OWNER": "2"}
+    with running_server(tmp_path / "server.log", **env) as url:
+        hung: list[socket.socket] = []
+        for _ in range(2):
+            sock = _connect(url)
+            sock.sendall(_plain_call("m-token", 60))
+            hung.append(sock)
+        time.sleep(1)  # both calls are running (slow_compute reports progress every 0.25 s)
+        with _connect(url) as third:
+            third.sendall(_plain_call("m-token", 0))
+            assert _status(third.recv(65536)) == 503
+        with _connect(url) as other:
+            other.sendall(_plain_call("a-token", 0))
+            assert _status(other.recv(65536)) == 200
+        for sock in hung:
+            sock.close()
+        # Freed within a progress report or two: well before the 60 s the calls asked for.
+        deadline = time.monotonic() + 10
+        while True:
+            with _connect(url) as again:
+                again.sendall(_plain_call("m-token", 0))
+                status = _status(again.recv(65536))
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert status == 200

@@ -276,7 +276,6 @@ def test_a_failed_start_leaves_no_working_task(
 def test_orders_report_runs_a_real_query_with_progress(
     mcp: Mcp, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
     task_id = mcp.call("orders_report", {"year": 2024, "orders": 2000})["taskId"]
     done = mcp.wait(task_id, timeout=30)
     assert done["status"] == "completed", done
@@ -289,34 +288,35 @@ def test_orders_report_runs_a_real_query_with_progress(
 
 def test_archive_orders_asks_before_it_acts(mcp: Mcp, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import sqlite3
+    import tempfile
 
-    from taskgate_tools.sample_data import ensure_orders, owner_database
+    from taskgate_tools.sample_data import ensure_orders
 
-    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
-    # The caller's own orders (auth is off here: every caller is the anonymous owner).
-    db = ensure_orders(owner_database("anonymous", 2025, 1000), 2025, 1000)
+    # The sample the tool builds for itself, built here too to know what it holds.
+    sample = ensure_orders(tmp_path / "sample.db", 2025, 1000)
     before = (
-        sqlite3.connect(db)
+        sqlite3.connect(sample)
         .execute("SELECT COUNT(*) FROM orders WHERE ordered_on < '2025-04-01'")
         .fetchone()[0]
     )
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     task_id = mcp.call(
         "archive_orders", {"year": 2025, "orders": 1000, "before": "2025-04-01", "batch_size": 100}
     )["taskId"]
     parked = mcp.wait(task_id, {"input_required"})
     ((key, request),) = parked["inputRequests"].items()
     assert f"Archive {before} orders" in request["params"]["message"]
-    # Nothing has moved while the question is open.
-    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1000
+    # Nothing is kept while the question is open: the step that asked took its copy with it.
+    assert list(scratch.iterdir()) == []
     mcp.result(
         "tasks/update",
         {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}},
     )
     done = mcp.wait(task_id, timeout=30)
     assert done["result"]["content"][0]["text"] == f"Archived {before} orders placed before 2025-04-01."
-    con = sqlite3.connect(db)
-    assert con.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 1000 - before
-    assert con.execute("SELECT COUNT(*) FROM orders_archive").fetchone()[0] == before
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_question_asked_after_cancel_never_parks_the_task(
@@ -374,7 +374,6 @@ def test_a_checkpointing_tool_runs_across_several_short_invocations(
 ) -> None:
     # Each worker invocation gets 1 s (as if the Lambda timeout were 1 s); a checkpoint
     # with under 0.7 s left ends the step and the state machine runs the next one.
-    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("WORKER_STEP_SECONDS", "1")
     monkeypatch.setenv("STEP_YIELD_MARGIN_MS", "700")
     wiring.reset()
@@ -427,7 +426,6 @@ def test_the_worker_counts_at_least_the_history_each_loop_records(
     row = next(i for i in table_items(aws) if i["taskId"]["S"] == task_id)
     assert round_events <= history.EVENTS_PER_QUESTION_ROUND == int(row["historyEvents"]["N"])
 
-    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("WORKER_STEP_SECONDS", "1")
     monkeypatch.setenv("STEP_YIELD_MARGIN_MS", "700")
     wiring.reset()

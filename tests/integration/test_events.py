@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import pathlib
@@ -143,3 +144,28 @@ def test_worker_step_event(aws: EmbeddedAws) -> None:
         time.sleep(0.05)
     assert row is not None and row.result is not None
     assert row.result["content"][0]["text"] == "Hello, Event!"
+
+
+def test_an_oversized_body_is_refused_before_mangum(
+    aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21 (N6), the Lambda path: the event carries the body whole, so the check runs
+    on the event, before Mangum decodes a copy of it and the app parses it."""
+    monkeypatch.setenv("MAX_BODY_BYTES", "2048")
+    wiring.reset()
+    api = _load("functions/api/api_handler.py")
+    handed: list[dict[str, Any]] = []
+    mangum = api._mangum
+    monkeypatch.setattr(api, "_mangum", lambda event, context: handed.append(event) or mangum(event, context))
+    event = _event("api_tools_call_task.json")
+    message = json.loads(event["body"])
+    message["params"]["arguments"] = {"filename": "x" * 3000}
+    for encoded in (False, True):
+        raw = json.dumps(message)
+        body = base64.b64encode(raw.encode()).decode() if encoded else raw
+        response = api.handler({**event, "body": body, "isBase64Encoded": encoded}, Context())
+        assert response["statusCode"] == 413, response
+        assert json.loads(response["body"])["error"]["message"] == "Request body larger than 2048 bytes"
+    assert handed == [] and wiring.root().store.list_for_owner("anonymous", limit=5, cursor=None)[0] == []
+    # A body within the bound goes on to Mangum and the app as before.
+    assert api.handler(event, Context())["statusCode"] == 200 and len(handed) == 1

@@ -693,9 +693,8 @@ def _settled(item: dict[str, Any]) -> bool:
 
 @pytest.fixture
 def env(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Iterator[Env]:
-    # Streams that block on a working task end after 0.3 s; sample databases stay in tmp.
+    # Streams that block on a working task end after 0.3 s.
     monkeypatch.setenv("STREAM_MAX_SECONDS", "0.3")
-    monkeypatch.setenv("TASKGATE_DATA_DIR", str(tmp_path))
     wiring.reset()
     s = wiring.root().settings
     app = wiring.root().app()

@@ -3,9 +3,12 @@ tasks/result over resumable SSE with elicitation, owner-scoped tasks/list."""
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from typing import Any
 
+import boto3
 import pytest
 from starlette.testclient import TestClient
 
@@ -255,7 +258,9 @@ def test_cancel_returns_the_cancelled_task_and_refuses_a_finished_one(legacy: Le
     assert error["data"][RELATED] == {"taskId": task_id}
 
 
-def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tasks_list_is_owner_scoped_and_paged(
+    http: TestClient, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alice, bob = Legacy(http, token="alice-token"), Legacy(http, token="bob-token")
     alice.initialize()
     bob.initialize()
@@ -270,7 +275,9 @@ def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pyt
     ]["taskId"]
     service = wiring.root().tasks
     original = service.list
-    monkeypatch.setattr(service, "list", lambda owner, cursor, limit=2: original(owner, cursor, limit))
+    monkeypatch.setattr(
+        service, "list", lambda owner, cursor, limit=2, **kw: original(owner, cursor, limit, **kw)
+    )
     seen: list[str] = []
     cursor = None
     pages = 0
@@ -286,6 +293,14 @@ def test_tasks_list_is_owner_scoped_and_paged(http: TestClient, monkeypatch: pyt
     assert alice.request("tasks/list", {"cursor": "garbage"})["error"]["code"] == -32602
     first = alice.result("tasks/list")
     assert bob.request("tasks/list", {"cursor": first["nextCursor"]})["error"]["code"] == -32602
+    # Issue 21: a well-formed position the server never issued (a DynamoDB key of alice's,
+    # as the cursor used to be) is refused too; cursors are sealed.
+    row = next(i for i in table_items(aws) if i["taskId"]["S"] == mine[2])
+    key = {name: row[name] for name in ("taskId", "ownerId", "createdAt")}
+    forged = base64.urlsafe_b64encode(json.dumps(key).encode()).decode()
+    refused = alice.request("tasks/list", {"cursor": forged})
+    assert "error" in refused, refused
+    assert refused["error"]["code"] == -32602 and refused["error"]["message"].startswith("Invalid cursor")
     # Another owner's task looks missing on every method.
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
         assert bob.request(method, {"taskId": mine[0]})["error"]["code"] == -32602
@@ -339,3 +354,83 @@ def test_cancelling_a_plain_call_that_asked_cancels_its_hidden_task(legacy: Lega
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
+
+
+class _LaggingOwnerIndex:
+    """The DynamoDB client, except that queries of the owner index miss every task put
+    since the lag began (as an eventually consistent index may, for a moment)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.unindexed: set[str] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def put_item(self, **kwargs: Any) -> Any:
+        if "ownerId" in kwargs.get("Item", {}):
+            self.unindexed.add(kwargs["Item"]["taskId"]["S"])
+        return self._client.put_item(**kwargs)
+
+    def query(self, **kwargs: Any) -> Any:
+        page = self._client.query(**kwargs)
+        if kwargs.get("IndexName") == "byOwner":
+            page["Items"] = [i for i in page["Items"] if i["taskId"]["S"] not in self.unindexed]
+        return page
+
+
+def test_tasks_list_shows_the_task_just_created_while_the_owner_index_lags(
+    http: TestClient, aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21, the spec audit, on DynamoDB: the owner index behind tasks/list is eventually
+    consistent, so a task just created could be missing from the list while tasks/get found
+    it. The session remembers its own newest tasks (an item attribute it already reads on
+    every request), and the list reads those from the table itself."""
+    store = wiring.root().store
+    lagging = _LaggingOwnerIndex(store._ddb)  # type: ignore[attr-defined]
+    monkeypatch.setattr(store, "_client", lambda: lagging)
+    alice = Legacy(http, token="alice-token")
+    alice.initialize()
+    task_id = alice.result("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}})[
+        "task"
+    ]["taskId"]
+    assert task_id in lagging.unindexed
+    listed = alice.result("tasks/list")["tasks"]
+    assert [t["taskId"] for t in listed] == [task_id]
+    assert listed[0]["status"] in ("working", "completed") and listed[0]["ttl"] > 0
+    session = next(i for i in table_items(aws) if i["taskId"]["S"] == f"session#{alice.session_id}")
+    assert list(session["recentTasks"]["M"]) == [task_id]
+    lagging.unindexed.clear()  # caught up: listed once
+    assert [t["taskId"] for t in alice.result("tasks/list")["tasks"]] == [task_id]
+
+
+def test_a_session_remembers_its_newest_tasks_in_its_item(aws: EmbeddedAws) -> None:
+    from taskgate.adapters.dynamodb_sessions import DynamoDBSessionStore
+    from taskgate.clock import now_ms
+    from taskgate.domain.sessions import Session
+
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    store = DynamoDBSessionStore(lambda: ddb, aws.table_name, now_ms)
+    expires = now_ms() + 60_000
+    store.create_session(Session("new", "alice", "2025-11-25", expires))
+    store.remember_task("new", "t1", 1)
+    store.remember_task("new", "t2", 2)
+    store.remember_task("new", "t3", 3, forget=["t1", "never-there"])
+    assert store.get_session("new").recent_tasks == {"t2": 2, "t3": 3}  # type: ignore[union-attr]
+    # A session opened before sessions remembered their tasks starts its list on the first.
+    ddb.put_item(
+        TableName=aws.table_name,
+        Item={
+            "taskId": {"S": "session#old"},
+            "kind": {"S": "session"},
+            "sessionOwner": {"S": "alice"},
+            "protocolVersion": {"S": "2025-11-25"},
+            "expiresAt": {"N": str(expires // 1000 + 1)},
+        },
+    )
+    assert store.get_session("old").recent_tasks == {}  # type: ignore[union-attr]
+    store.remember_task("old", "t9", 9)
+    assert store.get_session("old").recent_tasks == {"t9": 9}  # type: ignore[union-attr]
+    # A session that is gone stays gone.
+    store.remember_task("gone", "t1", 1)
+    assert store.get_session("gone") is None

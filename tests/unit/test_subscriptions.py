@@ -91,3 +91,43 @@ def test_no_update_after_unsubscribing_or_on_another_session(legacy: Legacy, htt
     waiting = _task(legacy, "confirm_delete", {"filename": "a.txt"})
     _, streams = result_over_streams(legacy, waiting, ACCEPT)
     assert _updates(streams) == []
+
+
+SUBSCRIBED_URI_BYTES = 65_536  # the README's Limits table
+
+
+def test_long_uris_meet_the_byte_bound_before_dynamodbs_item_limit(legacy: Legacy, world: World) -> None:
+    """Issue 21 (N4): the 49th subscription with an 8 KiB URI got -32603 "AWS refused the
+    request (ValidationException)": the session's subscriptions item passed 400 KB. The
+    session's URIs now have a byte budget, refused as -32602 with ``data.limit``."""
+
+    def uri(i: int) -> str:
+        head = f"test://template/{i}-"
+        return head + "x" * (8192 - len(head) - len("/data")) + "/data"  # 8 KiB, the longest URI
+
+    held = 0
+    for i in range(60):
+        body = legacy.request("resources/subscribe", {"uri": uri(i)})
+        if "error" in body:
+            break
+        held += 1
+    assert body["error"]["code"] == -32602, body["error"]
+    assert body["error"]["data"] == {"limit": SUBSCRIBED_URI_BYTES}
+    assert "subscribed URIs may total 65536 bytes" in body["error"]["message"]
+    assert held == SUBSCRIBED_URI_BYTES // 8192
+    assert legacy.session_id is not None
+    assert len(world.sessions.subscriptions(legacy.session_id)) == held
+    # Refreshing a held one still works, and an unsubscribe makes room again.
+    assert legacy.result("resources/subscribe", {"uri": uri(0)}) == {}
+    assert legacy.result("resources/unsubscribe", {"uri": uri(0)}) == {}
+    assert legacy.result("resources/subscribe", {"uri": uri(59)}) == {}
+    assert "error" in legacy.request("resources/subscribe", {"uri": uri(58)})
+
+
+def test_a_long_version_is_kept_as_a_digest(world: World) -> None:
+    from taskgate.protocol.subscriptions import MAX_VERSION_CHARS, stored_version
+
+    assert stored_version(None) == "" and stored_version("v7") == "v7"
+    long_a, long_b = "a" * 10_000, "a" * 9_999 + "b"
+    assert len(stored_version(long_a)) <= MAX_VERSION_CHARS
+    assert stored_version(long_a) == stored_version(long_a) != stored_version(long_b)

@@ -2,7 +2,12 @@
 ends (issue 12, item 8). ``archive_orders`` run by bob emptied alice's
 ``orders_report`` (one SQLite file shared by every caller), and each report left up
 to 28 MB in /tmp. The tool context now tells a tool who called (``ctx.owner``) and
-gives each run a scratch directory removed when the step ends."""
+gives each run a scratch directory removed when the step ends.
+
+Issue 21 (N10): ``archive_orders`` still left a sample database per owner, year and
+size in /tmp, forever, even when never confirmed. The sample tools now build every
+sample in the run's scratch directory, and a directory a killed run left behind is
+removed by the next run that makes one."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     data, scratch = tmp_path / "data", tmp_path / "tmp"
     data.mkdir()
     scratch.mkdir()
+    # Where the sample tools kept owners' databases before issue 21: nothing may land there.
     monkeypatch.setenv("TASKGATE_DATA_DIR", str(data))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     return {"data": data, "tmp": scratch}
@@ -61,13 +67,92 @@ def test_one_owners_archive_never_touches_another_owners_report(world: World, di
     full = _report(world, "alice")
     assert full["orders"] == ORDERS
     assert _archive(world, "bob").startswith("Archived ")
-    # Alice's orders are her own: bob's archive left them (and her report) whole.
+    # The archive moved rows in its own copy: nobody's report changes, alice's or bob's.
     assert _report(world, "alice") == full
-    # Bob's report shows his archive: the first quarter is gone from his live orders.
-    mine = _report(world, "bob")
-    assert mine["orders"] < ORDERS
-    assert [m["orders"] for m in mine["months"][:3]] == [0, 0, 0]
-    assert mine["months"][3:] == full["months"][3:]
+    assert _report(world, "bob") == full
+
+
+def _leftovers(dirs: dict[str, Path]) -> list[Path]:
+    return [p for p in dirs["tmp"].rglob("*")] + [p for p in dirs["data"].rglob("*")]
+
+
+def _archive_task(world: World, owner: str) -> str:
+    arguments = {"year": 2025, "orders": ORDERS, "before": "2025-04-01", "batch_size": 100}
+    task_id = world.tasks.create(owner=owner, tool="archive_orders", arguments=arguments).task_id
+    world.settle()
+    assert world.store.records[task_id].status is TaskStatus.INPUT_REQUIRED
+    return task_id
+
+
+def test_an_archive_leaves_nothing_behind_however_its_task_ends(world: World, dirs: dict[str, Path]) -> None:
+    # Never answered: it asked, parked, and its TTL ran out.
+    asked = _archive_task(world, "alice")
+    assert _leftovers(dirs) == []
+    world.clock.advance(2 * 3_600_000)
+    world.sweeper.sweep()
+    assert world.store.records[asked].expired(world.clock())
+    assert _leftovers(dirs) == []
+    # Declined: a ToolError.
+    declined = _archive_task(world, "bob")
+    world.tasks.submit_input(
+        "bob", declined, {next(iter(world.store.records[declined].input_requests)): {"action": "decline"}}
+    )
+    world.settle()
+    assert world.store.records[declined].outcome is not None
+    assert _leftovers(dirs) == []
+    # Cancelled while it waits for the answer.
+    cancelled = _archive_task(world, "carol")
+    world.tasks.cancel("carol", cancelled)
+    assert world.store.records[cancelled].status is TaskStatus.CANCELLED
+    assert _leftovers(dirs) == []
+    # Cancelled while it moves rows: the tool stops at its next progress report.
+    moving = _archive_task(world, "dana")
+    original = world.store.report_progress
+    calls = 0
+
+    def cancel_during_the_run(*args: Any, **kwargs: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            world.tasks.cancel("dana", moving)
+        original(*args, **kwargs)
+
+    world.store.report_progress = cancel_during_the_run  # type: ignore[method-assign]
+    key = next(iter(world.store.records[moving].input_requests))
+    world.tasks.submit_input("dana", moving, {key: CONFIRM})
+    world.settle()
+    world.store.report_progress = original  # type: ignore[method-assign]
+    assert world.store.records[moving].status is TaskStatus.CANCELLED and calls == 1
+    assert _leftovers(dirs) == []
+    # Confirmed and completed.
+    assert _archive(world, "erin").startswith("Archived ")
+    assert _leftovers(dirs) == []
+
+
+def test_a_killed_runs_scratch_is_removed_by_the_next_run(world: World, dirs: dict[str, Path]) -> None:
+    """A step killed before it could clean up (a Lambda timeout, a crash) leaves its scratch
+    directory: nothing holds its lock any more, and the next run removes it."""
+    killed = dirs["tmp"] / "taskgate-scratch-killedrun"
+    killed.mkdir()
+    (killed / ".in-use").write_text("")  # its lock went with its process
+    (killed / "orders.db").write_bytes(b"x" * 1000)
+    _report(world, "alice")
+    assert not killed.exists()
+    assert list(dirs["tmp"].iterdir()) == []
+
+
+def test_a_live_runs_scratch_is_never_taken_for_a_killed_ones(dirs: dict[str, Path]) -> None:
+    from taskgate.tools.context import remove_abandoned_scratch
+
+    running = ToolContext(owner="alice")
+    (running.scratch_dir / "work").write_text("busy")
+    making = dirs["tmp"] / "taskgate-scratch-beingmade"  # its lock file not there yet
+    making.mkdir()
+    assert remove_abandoned_scratch() == []
+    making.rmdir()
+    assert (running.scratch_dir / "work").exists()
+    running.close()
+    assert list(dirs["tmp"].iterdir()) == []
 
 
 def test_a_report_leaves_nothing_behind(world: World, dirs: dict[str, Path]) -> None:

@@ -12,7 +12,15 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 # The template's ToolModules default too: the deployer's own package. The conformance
 # fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
@@ -68,6 +76,9 @@ class Settings(BaseModel):
     # find one. A Lambda instance serves one request at a time: only the local server
     # (or one process serving many) ever reaches it.
     max_inline_calls: Annotated[int, Field(gt=0, le=32)] = 16
+    # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
+    # them all): one caller cannot leave every other one a 503.
+    max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
@@ -128,6 +139,19 @@ class Settings(BaseModel):
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins")
+    @classmethod
+    def _entries_parse(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # An entry the request parser cannot read would never match: say so at start instead.
+        from .protocol.transport_security import valid_host_entry, valid_origin_entry
+
+        valid = valid_host_entry if info.field_name == "allowed_hosts" else valid_origin_entry
+        what = "host[:port]" if info.field_name == "allowed_hosts" else "scheme://host[:port]"
+        bad = [entry for entry in value if not valid(entry)]
+        if bad:
+            raise ValueError(f"not a {what} or '*': {', '.join(bad)}")
         return value
 
     @model_validator(mode="after")

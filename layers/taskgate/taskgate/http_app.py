@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -51,6 +53,56 @@ def _response(reply: HttpReply) -> Response:
     return JSONResponse(reply.body, reply.status, headers=reply.headers)
 
 
+def too_large(max_body_bytes: int) -> str:
+    return f"Request body larger than {max_body_bytes} bytes"
+
+
+async def _bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
+    """The body, or None as soon as it is known to pass ``max_body_bytes``: from its
+    declared ``Content-Length`` before a byte is read, else while reading, so a huge
+    body (declared or streamed chunked) costs at most the bound in memory. The server
+    reads from the socket only as the app asks (uvicorn's flow control), so the rest
+    is never received."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_body_bytes:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_body_bytes:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def oversized_event(event: Mapping[str, Any], max_body_bytes: int) -> dict[str, Any] | None:
+    """ApiFunction's check before Mangum: the 413 API Gateway gets for an event whose body
+    passes ``max_body_bytes``, or None. In Lambda the body arrives whole inside the event
+    (the runtime has read and parsed it already: up to Lambda's 6 MB invocation payload;
+    API Gateway refuses anything past its own 10 MB before invoking), so nothing can be
+    refused while reading. This spares what would follow: Mangum's decoded copy of the body
+    and the app's work on it."""
+    body = event.get("body")
+    if not isinstance(body, str):
+        return None
+    size = len(body)
+    if event.get("isBase64Encoded"):
+        size = size * 3 // 4 - body[-2:].count("=")
+    headers = event.get("headers")
+    declared = headers.get("content-length") if isinstance(headers, Mapping) else None
+    if isinstance(declared, str) and declared.isdigit():
+        size = max(size, int(declared))
+    if size <= max_body_bytes:
+        return None
+    return {
+        "statusCode": 413,
+        "headers": {"content-type": "application/json"},
+        "body": json.dumps(failure(None, RpcError(INVALID_REQUEST, too_large(max_body_bytes)))),
+        "isBase64Encoded": False,
+    }
+
+
 def _own_domain(request: Request) -> str | None:
     """The domain API Gateway served this request on (its Host is then ours by definition)."""
     event = request.scope.get("aws.event")
@@ -85,6 +137,27 @@ def create_app(
     async def run(fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
         return fn(*args) if inline else await run_in_threadpool(fn, *args)
 
+    async def run_watched(request: Request, fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
+        """``fn(*args, gone)``, where ``gone()`` turns True when the client disconnects: a
+        plain call's tool then stops at its next progress report, freeing its slot. Only
+        the local server can see that (its request body read, the next ASGI message is the
+        disconnect); in Lambda (``inline``) API Gateway holds the connection, and one
+        instance serves one request, so no other caller waits on it."""
+        if inline:
+            return fn(*args, None)
+        left = threading.Event()
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            left.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            return await run_in_threadpool(fn, *args, left.is_set)
+        finally:
+            watcher.cancel()
+
     async def mcp(request: Request) -> Response:
         problem = header_problem(request.scope["headers"])
         if problem is not None:
@@ -102,9 +175,12 @@ def create_app(
             return _error(
                 415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
             )
-        body = await request.body()
-        if len(body) > max_body_bytes:
-            return _error(413, INVALID_REQUEST, f"Request body larger than {max_body_bytes} bytes")
+        body = await _bounded_body(request, max_body_bytes)
+        if body is None:
+            # The rest of the body is never read, so the connection cannot carry another request.
+            response = _error(413, INVALID_REQUEST, too_large(max_body_bytes))
+            response.headers["connection"] = "close"
+            return response
         try:
             message: Any = json.loads(body)
         except (ValueError, RecursionError):
@@ -117,7 +193,7 @@ def create_app(
             return _error(
                 400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate"
             )
-        reply = await run(server().handle, message, request.headers, owner(request))
+        reply = await run_watched(request, server().handle, message, request.headers, owner(request))
         return _response(reply)
 
     async def health(request: Request) -> Response:

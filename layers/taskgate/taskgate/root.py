@@ -167,7 +167,9 @@ class Taskgate:
 
     @once
     def inline(self) -> InlineSlots:
-        return InlineSlots(self.settings.max_inline_calls)
+        s = self.settings
+        # With sign-in off every caller is the anonymous owner: no one to share with.
+        return InlineSlots(s.max_inline_calls, s.max_inline_calls_per_owner, unshared=[s.anonymous_owner])
 
     # -- the domain --------------------------------------------------------------------
 

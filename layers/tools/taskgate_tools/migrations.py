@@ -1,7 +1,9 @@
-"""An operation that asks before it acts: archive old orders out of the caller's live table.
+"""An operation that asks before it acts: archive old orders out of a live table.
 
-The orders it changes are the caller's own (``ctx.owner``): another owner's
-orders, and their reports, are never touched."""
+It works on a sample copy of the orders built for the run in its scratch directory, so
+another caller's orders (or reports) are never touched, and nothing is left behind
+however the task ends: confirmed, declined, cancelled, failed or never answered (the
+copy of the step that asked is gone once it parks; the step that resumes builds its own)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from taskgate.tools import Elicit, ToolContext, ToolError, tool
 
-from .sample_data import ensure_orders, owner_database
+from .sample_data import ensure_orders
 
 
 class ArchiveOrdersInput(BaseModel):
@@ -27,14 +29,13 @@ class ArchiveOrdersInput(BaseModel):
 
 @tool(
     description="Move orders placed before a date into an archive table, after the user "
-    "confirms the plan. Runs in batches and can be cancelled between them.",
+    "confirms the plan. Runs in batches and can be cancelled between them. Works on a "
+    "sample copy of the orders made for the task, removed when it ends.",
     task_support="required",
     title="Archive old orders",
 )
 def archive_orders(args: ArchiveOrdersInput, ctx: ToolContext) -> str:
-    # A caller with no identity keeps nothing: its archive is done on a throwaway copy.
-    where = owner_database(ctx.owner, args.year, args.orders) if ctx.owner else ctx.scratch_dir / "orders.db"
-    con = sqlite3.connect(ensure_orders(where, args.year, args.orders))
+    con = sqlite3.connect(ensure_orders(ctx.scratch_dir / "orders.db", args.year, args.orders))
     try:
         con.execute("CREATE TABLE IF NOT EXISTS orders_archive AS SELECT * FROM orders WHERE 0")
         (pending,) = con.execute(

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from taskgate.tools import ToolContext, tool
 
-from .sample_data import ensure_orders, owner_database
+from .sample_data import ensure_orders
 
 
 class OrdersReportInput(BaseModel):
@@ -47,11 +47,8 @@ def orders_report(args: OrdersReportInput, ctx: ToolContext) -> OrdersReport:
     # Months already aggregated by an earlier invocation come back in ctx.state.
     months = [MonthTotal.model_validate(m) for m in (ctx.state or {}).get("months", [])]
     ctx.progress(f"Preparing {args.orders} sample orders for {args.year}")
-    # The caller's own orders when it keeps some (archive_orders changes them);
-    # otherwise the sample, built in this step's scratch directory and gone with it.
-    kept = owner_database(ctx.owner, args.year, args.orders) if ctx.owner else None
-    where = kept if kept is not None and kept.exists() else ctx.scratch_dir / "orders.db"
-    con = sqlite3.connect(ensure_orders(where, args.year, args.orders))
+    # The sample, built in this step's scratch directory and gone with it.
+    con = sqlite3.connect(ensure_orders(ctx.scratch_dir / "orders.db", args.year, args.orders))
     try:
         for m in range(len(months) + 1, 13):
             prefix = f"{args.year}-{m:02d}"

@@ -1,19 +1,16 @@
 """A year of sample orders in SQLite, generated deterministically.
 
 Every instance builds the same data from the same seed, so results are
-reproducible. Where a database lives is the caller's business: an owner's own
-orders (``owner_database``, kept between tasks and changed only by that owner's
-tools) or a throwaway copy in a run's ``ctx.scratch_dir``. Lambda's /tmp is per
-instance: a real deployment keeps owners' data in a real database.
+reproducible, and a tool builds its copy in its run's ``ctx.scratch_dir``: it goes
+when the run (a task's step, or a plain call) ends, whatever the end, so the sample
+tools keep nothing on disk between runs. At most ``orders`` = 500,000 (about 28 MB, 2 s
+to build) per running step. A real deployment keeps its data in a real database.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 import sqlite3
-import tempfile
 import threading
 from datetime import date, timedelta
 from pathlib import Path
@@ -21,17 +18,6 @@ from pathlib import Path
 CATEGORIES = ("books", "electronics", "garden", "grocery", "toys", "clothing")
 REGIONS = ("north", "south", "east", "west")
 _lock = threading.Lock()
-
-
-def data_root() -> Path:
-    return Path(os.environ.get("TASKGATE_DATA_DIR", tempfile.gettempdir()))
-
-
-def owner_database(owner: str, year: int, orders: int) -> Path:
-    """Where ``owner``'s own orders live: one directory per owner (named by a hash,
-    since owners are issuer URLs and ARNs), never shared with another caller."""
-    digest = hashlib.sha256(owner.encode()).hexdigest()[:32]
-    return data_root() / "taskgate-owners" / digest / f"orders-{year}-{orders}.sqlite3"
 
 
 def ensure_orders(path: Path, year: int, orders: int = 50_000) -> Path:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..domain.errors import ServiceUnavailable
 from ..domain.ports import Clock
-from ..domain.sessions import Session, StreamState
+from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from .aws_errors import translating
 from .dynamodb_items import conditional, expires_at, expires_at_ms, j, n, s
 
@@ -44,6 +45,7 @@ class DynamoDBSessionStore:
                 "sessionOwner": s(session.owner),
                 "protocolVersion": s(session.protocol_version),
                 "expiresAt": expires_at(session.expires_at_ms),
+                "recentTasks": {"M": {k: n(v) for k, v in session.recent_tasks.items()}},
                 **(
                     {"clientCapabilities": j(session.capabilities)}
                     if session.capabilities is not None
@@ -71,6 +73,7 @@ class DynamoDBSessionStore:
             if "clientCapabilities" in item
             else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
+            recent_tasks={k: int(v["N"]) for k, v in item.get("recentTasks", {}).get("M", {}).items()},
         )
 
     @translating
@@ -87,6 +90,35 @@ class DynamoDBSessionStore:
             UpdateExpression="SET logLevel = :level",
             ConditionExpression="attribute_exists(taskId)",
             ExpressionAttributeValues={":level": s(level)},
+        )
+
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        names = {"#new": task_id, **{f"#f{i}": old for i, old in enumerate(forget) if old != task_id}}
+        removes = [name for name in names if name != "#new"]
+        key = {"taskId": s(f"session#{session_id}")}
+        noted = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks.#new = :t"
+            + (" REMOVE " + ", ".join(f"recentTasks.{name}" for name in removes) if removes else ""),
+            ConditionExpression="attribute_exists(recentTasks)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":t": n(created_at_ms)},
+        )
+        if noted is not None:
+            return
+        # A session opened before sessions remembered their tasks: start its list. Refused,
+        # the session has gone (or another request started the list): nothing to note.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=key,
+            UpdateExpression="SET recentTasks = :m",
+            ConditionExpression="attribute_exists(taskId) AND attribute_not_exists(recentTasks)",
+            ExpressionAttributeValues={":m": {"M": {task_id: n(created_at_ms)}}},
         )
 
     @translating
@@ -169,47 +201,111 @@ class DynamoDBSessionStore:
         entries = item.get("subs", {}).get("M", {}).values()
         return {e["M"]["u"]["S"]: e["M"]["v"]["S"] for e in entries}
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+    def _subs_item(self, session_id: str) -> dict[str, Any] | None:
+        item: dict[str, Any] | None = self._ddb.get_item(
+            TableName=self._table, Key=self._subs_key(session_id), ConsistentRead=True
+        ).get("Item")
+        return item
+
+    @translating
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
         entry = {"M": {"u": s(uri), "v": s(version)}}
-        for _ in range(3):
-            added = conditional(
-                self._ddb.update_item,
-                TableName=self._table,
-                Key=self._subs_key(session_id),
-                UpdateExpression="SET subs.#k = :e, expiresAt = :x",
-                ConditionExpression="attribute_exists(subs) AND (size(subs) < :limit OR attribute_exists(subs.#k))",
-                ExpressionAttributeNames={"#k": _uri_key(uri)},
-                ExpressionAttributeValues={":e": entry, ":x": expires_at(expires_at_ms), ":limit": n(limit)},
-            )
-            if added is not None:
-                return True
-            if self.subscriptions(session_id):
-                return False  # the item exists, so the limit refused it
-            created = conditional(
-                self._ddb.put_item,
-                TableName=self._table,
-                Item={
-                    **self._subs_key(session_id),
-                    "kind": s("subscriptions"),
-                    "subs": {"M": {_uri_key(uri): entry}},
-                    "expiresAt": expires_at(expires_at_ms),
+        names = {"#k": _uri_key(uri)}
+        cost = uri_bytes(uri)
+        if cost > max_uri_bytes:
+            return Subscribed.TOO_LARGE
+        for _ in range(4):
+            # The common case in one write: a new URI, within both bounds. ``subsBytes``
+            # counts the URIs' bytes, so the condition can check the budget.
+            if self._update_subs(
+                session_id,
+                UpdateExpression="SET subs.#k = :e, expiresAt = :x ADD subsBytes :b",
+                ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subs.#k)"
+                " AND size(subs) < :limit AND subsBytes <= :room",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={
+                    ":e": entry,
+                    ":x": expires_at(expires_at_ms),
+                    ":b": n(cost),
+                    ":limit": n(limit),
+                    ":room": n(max_uri_bytes - cost),
                 },
-                ConditionExpression="attribute_not_exists(taskId)",
-            )
-            if created is not None:
-                return True
-            # Another request created the item first: add to it.
-        return False
+            ):
+                return Subscribed.YES
+            # Refused: read what is there to see why, and act on it (conditionally again).
+            item = self._subs_item(session_id)
+            if item is None:
+                created = conditional(
+                    self._ddb.put_item,
+                    TableName=self._table,
+                    Item={
+                        **self._subs_key(session_id),
+                        "kind": s("subscriptions"),
+                        "subs": {"M": {_uri_key(uri): entry}},
+                        "subsBytes": n(cost),
+                        "expiresAt": expires_at(expires_at_ms),
+                    },
+                    ConditionExpression="attribute_not_exists(taskId)",
+                )
+                if created is not None:
+                    return Subscribed.YES
+                continue  # another request created the item first: add to it
+            subs = item.get("subs", {}).get("M", {})
+            if names["#k"] in subs:
+                # Held already: a refresh, which adds nothing to either bound.
+                if self._update_subs(
+                    session_id,
+                    UpdateExpression="SET subs.#k = :e, expiresAt = :x",
+                    ConditionExpression="attribute_exists(subs.#k)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues={":e": entry, ":x": expires_at(expires_at_ms)},
+                ):
+                    return Subscribed.YES
+                continue
+            if "subsBytes" not in item:
+                # Written before subscriptions counted their bytes: count them once.
+                total = sum(uri_bytes(e["M"]["u"]["S"]) for e in subs.values())
+                self._update_subs(
+                    session_id,
+                    UpdateExpression="SET subsBytes = :t",
+                    ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+                    ExpressionAttributeValues={":t": n(total)},
+                )
+                continue
+            if len(subs) >= limit:
+                return Subscribed.TOO_MANY
+            if int(item["subsBytes"]["N"]) + cost > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+            # Room now: another request unsubscribed between the write and the read.
+        raise ServiceUnavailable("the session's subscriptions kept changing; please retry")
+
+    def _update_subs(self, session_id: str, **update: Any) -> bool:
+        """One conditional update of the session's subscriptions item; False when its
+        condition refused it."""
+        written = conditional(
+            self._ddb.update_item, TableName=self._table, Key=self._subs_key(session_id), **update
+        )
+        return written is not None
 
     def unsubscribe(self, session_id: str, uri: str) -> None:
-        # Nothing subscribed: nothing to remove.
-        conditional(
-            self._ddb.update_item,
-            TableName=self._table,
-            Key=self._subs_key(session_id),
+        names = {"#k": _uri_key(uri)}
+        if self._update_subs(
+            session_id,
+            UpdateExpression="REMOVE subs.#k ADD subsBytes :minus",
+            ConditionExpression="attribute_exists(subs.#k) AND attribute_exists(subsBytes)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":minus": n(-uri_bytes(uri))},
+        ):
+            return
+        # Not held (nothing to remove), or an item that does not count its bytes (written
+        # before it did).
+        self._update_subs(
+            session_id,
             UpdateExpression="REMOVE subs.#k",
-            ConditionExpression="attribute_exists(subs)",
-            ExpressionAttributeNames={"#k": _uri_key(uri)},
+            ConditionExpression="attribute_exists(subs) AND attribute_not_exists(subsBytes)",
+            ExpressionAttributeNames=names,
         )
 
     def advance_subscription(self, session_id: str, uri: str, seen: str, now: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,12 +151,32 @@ class TaskService:
         one response is read this way); None when there is no such part."""
         return self._results.read_part(self.get(owner, task_id), part)
 
-    def list(self, owner: str, cursor: str | None, limit: int = 50) -> tuple[list[TaskRecord], str | None]:
-        """The owner's live tasks, newest first; expired rows are skipped like missing ones."""
+    def list(
+        self, owner: str, cursor: str | None, limit: int = 50, *, recent: Mapping[str, int] | None = None
+    ) -> tuple[list[TaskRecord], str | None]:
+        """The owner's live tasks, newest first; expired rows are skipped like missing ones.
+
+        ``recent`` (first page only): tasks the caller knows it just created (id ->
+        createdAt ms). The store lists from an index that may lag a create by a moment
+        (DynamoDB's owner index is eventually consistent); each of these missing from the
+        page although it belongs there is read from the table itself (strongly consistent)
+        and put in its place."""
         try:
             records, next_cursor = self._store.list_for_owner(owner, limit=limit, cursor=cursor)
         except ValueError as exc:
             raise InvalidCursor(str(exc)) from exc
+        listed = {r.task_id for r in records}
+        # Newer than the page's oldest (or any, on the last page): it belongs on this page.
+        floor = records[-1].created_at_ms if records and next_cursor else None
+        missing = [
+            task_id
+            for task_id, created in (recent or {}).items()
+            if task_id not in listed and (floor is None or created >= floor)
+        ]
+        if missing:
+            records = sorted(
+                [*records, *self._store.get_many(missing[:100])], key=lambda r: r.created_at_ms, reverse=True
+            )
         now = self._clock()
         return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 

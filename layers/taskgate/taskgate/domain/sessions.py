@@ -4,8 +4,10 @@ instance can serve any request."""
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,6 +30,27 @@ class Session:
     capabilities: dict[str, Any] | None = None
     # logging/setLevel: the least severe level of notifications/message it wants (None: all).
     log_level: str | None = None
+    # The tasks this session created last (task id -> createdAt ms), at most RECENT_TASKS:
+    # its tasks/list shows them at once, whatever the owner index has caught up with.
+    recent_tasks: dict[str, int] = field(default_factory=dict)
+
+
+# How many of its own newest tasks a session remembers for tasks/list.
+RECENT_TASKS = 16
+
+
+class Subscribed(enum.Enum):
+    """What ``SessionStore.subscribe`` did: added (or refreshed) the subscription, or
+    refused it for one of the session's two bounds."""
+
+    YES = "yes"
+    TOO_MANY = "too_many"  # the session holds ``limit`` subscriptions already
+    TOO_LARGE = "too_large"  # the session's subscribed URIs would pass ``max_uri_bytes``
+
+
+def uri_bytes(uri: str) -> int:
+    """What one subscription costs a session's URI budget."""
+    return len(uri.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,12 @@ class SessionStore(Protocol):
     def set_log_level(self, session_id: str, level: str) -> None:
         """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
 
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        """Add ``task_id`` to the session's recent tasks and drop ``forget`` from them (the
+        caller keeps the list at RECENT_TASKS); a session that is gone stays gone."""
+
     def create_stream(self, stream: StreamState) -> None: ...
 
     def get_stream(self, stream_id: str, *, consistent: bool = True) -> StreamState | None:
@@ -86,8 +115,13 @@ class SessionStore(Protocol):
         ``consistent=False`` may lag a recent change."""
         ...
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
-        """Add (or refresh) a subscription; False when the session already has ``limit``."""
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
+        """Add (or refresh) a subscription, unless a new one would make the session hold more
+        than ``limit`` subscriptions or more than ``max_uri_bytes`` of URIs (``uri_bytes``):
+        together with a bounded ``version`` that keeps the session's subscriptions far from
+        DynamoDB's 400 KB item."""
         ...
 
     def unsubscribe(self, session_id: str, uri: str) -> None: ...

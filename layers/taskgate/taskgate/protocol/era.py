@@ -46,6 +46,9 @@ class Call:
     emitted: list[dict[str, Any]] = field(default_factory=list)
     # 2025-11-25: the session the era's ``before`` found for this request (None: none).
     session: Session | None = None
+    # True once the client has gone away (the local server watches its connection; in
+    # Lambda nothing can tell, and one instance serves one request anyway).
+    gone: Callable[[], bool] = field(default=lambda: False)
 
     def emit(self, notification: dict[str, Any]) -> None:
         self.emitted.append(notification)

@@ -90,12 +90,22 @@ class RequestStates:
         self._ttl_ms = ttl_ms
         self._clock = clock
 
-    def seal(self, carried: Carried, *, owner: str, method: str, target: str, arguments: Any) -> str:
+    def seal(
+        self,
+        carried: Carried,
+        *,
+        owner: str,
+        method: str,
+        target: str,
+        arguments: Any,
+        ttl_ms: int | None = None,
+    ) -> str:
+        """``ttl_ms``: how long it stays valid, when not REQUEST_STATE_TTL_SECONDS."""
         now = self._clock()
         claims = {
             "v": 1,
             "iat": now,
-            "exp": now + self._ttl_ms,
+            "exp": now + (ttl_ms if ttl_ms is not None else self._ttl_ms),
             "p": _principal(owner),
             "m": method,
             "t": target,

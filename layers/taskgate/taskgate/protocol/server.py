@@ -45,8 +45,10 @@ class McpServer:
                 return era
         return last()
 
-    def handle(self, body: Any, headers: Mapping[str, str], owner: str) -> HttpReply:
-        """One POSTed JSON-RPC message."""
+    def handle(
+        self, body: Any, headers: Mapping[str, str], owner: str, gone: Callable[[], bool] | None = None
+    ) -> HttpReply:
+        """One POSTed JSON-RPC message; ``gone`` tells whether its client has gone away."""
         msg_id = request_id(body)
         era = self.era_for(headers, _meta_of(body))
         call = Call(owner, headers)
@@ -55,7 +57,7 @@ class McpServer:
             if isinstance(message, ClientResponse):
                 era.client_response(message, call)
                 return HttpReply(202)
-            call = Call(owner, headers, message)
+            call = Call(owner, headers, message, gone=gone or _never)
             if message.is_notification:
                 era.notify(call)
                 return HttpReply(202)
@@ -112,6 +114,10 @@ class McpServer:
             )
         elif isinstance(exc, TooManyActiveTasks):
             self._audit("denied", {"owner": call.owner, "method": call.method, "reason": "task limit"})
+
+
+def _never() -> bool:
+    return False
 
 
 def _meta_of(body: Any) -> dict[str, Any]:

@@ -12,21 +12,40 @@ from the one last reported. Resources without a version never report an update.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from ..codes import INVALID_PARAMS, INVALID_REQUEST
-from ..domain.sessions import SessionStore
+from ..domain.sessions import SessionStore, Subscribed
 from .era import Call, Method
 from .errors import RpcError
 from .resources import ReadResource, ResourceMethods
 
-# Subscriptions one session may hold.
+# Subscriptions one session may hold, and the bytes of their URIs together. All of a
+# session's subscriptions live in one DynamoDB item (at most 400 KB): 100 entries of a
+# key, a bounded version and some overhead (~12 KB) plus 64 KiB of URIs stay far below
+# it, and every update of the item is billed by its size. A single URI may be 8 KiB
+# (resources.MAX_URI_LENGTH), so the byte bound is the one long URIs meet first.
 MAX_SUBSCRIPTIONS = 100
+MAX_SUBSCRIBED_URI_BYTES = 65_536
+# A resource's version (its author's fingerprint) is kept as given up to this length, as
+# a digest beyond it: only equality is ever asked of it.
+MAX_VERSION_CHARS = 64
 # How often an open stream looks at the session's subscriptions.
 CHECK_EVERY_SECONDS = 1.0
 
 Notices = Callable[[float], list[dict[str, Any]]]
+
+
+def stored_version(version: str | None) -> str:
+    """The version as the session keeps it: bounded, and equal exactly when the version is."""
+    version = version or ""
+    if len(version) <= MAX_VERSION_CHARS:
+        return version
+    digest = hashlib.sha256(version.encode("utf-8", "surrogatepass")).digest()
+    return "sha256:" + base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 def updated(uri: str) -> dict[str, Any]:
@@ -61,14 +80,27 @@ class Subscriptions:
         if found is None:
             raise self._resources.not_found(params.uri)
         ctx = self._resources.context(call, params.uri)
-        version = found.current_version(params.uri, ctx) or ""
-        if not self._sessions.subscribe(
-            session_id, params.uri, version, expires_at_ms=session.expires_at_ms, limit=MAX_SUBSCRIPTIONS
-        ):
+        version = stored_version(found.current_version(params.uri, ctx))
+        outcome = self._sessions.subscribe(
+            session_id,
+            params.uri,
+            version,
+            expires_at_ms=session.expires_at_ms,
+            limit=MAX_SUBSCRIPTIONS,
+            max_uri_bytes=MAX_SUBSCRIBED_URI_BYTES,
+        )
+        if outcome is Subscribed.TOO_MANY:
             raise RpcError(
                 INVALID_PARAMS,
                 f"Too many subscriptions: a session may hold {MAX_SUBSCRIPTIONS}",
                 {"limit": MAX_SUBSCRIPTIONS},
+            )
+        if outcome is Subscribed.TOO_LARGE:
+            raise RpcError(
+                INVALID_PARAMS,
+                "Too many subscriptions: a session's subscribed URIs may total "
+                f"{MAX_SUBSCRIBED_URI_BYTES} bytes (unsubscribe from some first)",
+                {"limit": MAX_SUBSCRIBED_URI_BYTES},
             )
         return {}
 
@@ -96,7 +128,7 @@ class Subscriptions:
                 found = self._resources.resolve(uri)
                 if found is None:
                     continue
-                current = found.current_version(uri, self._resources.context(call, uri)) or ""
+                current = stored_version(found.current_version(uri, self._resources.context(call, uri)))
                 if current != seen and self._sessions.advance_subscription(session_id, uri, seen, current):
                     out.append(updated(uri))
             return out

@@ -5,15 +5,16 @@ creating the task. Each era shapes the results its own way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..codes import INVALID_PARAMS
+from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
-from ..tools.context import InputNeeded, ToolContext
+from ..tools.context import InputNeeded, TaskCancelled, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
@@ -54,22 +55,49 @@ def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None
     return ToolRequest(found, arguments, args, size)
 
 
+class _CallerLink:
+    """A plain call's context control: nothing durable to report to, but the call
+    ends when its caller goes away. The tool sees it at its next ``ctx.progress``
+    (which raises ``TaskCancelled``) or ``ctx.cancelled()``, and its slot and thread
+    are free again when it returns."""
+
+    def __init__(self, gone: Callable[[], bool]) -> None:
+        self._gone = gone
+
+    def progress(self, message: str) -> None:
+        if self._gone():
+            raise TaskCancelled("the caller went away")
+
+    def is_cancelled(self) -> bool:
+        return self._gone()
+
+    def checkpoint(self, state: Any) -> None:
+        return None
+
+
+def inline_context(call: Call, **fields: Any) -> ToolContext:
+    """The context of a tool run inside this request, for this caller."""
+    return ToolContext(control=_CallerLink(call.gone), owner=call.owner, **fields)
+
+
 def run_inline(request: ToolRequest, ctx: ToolContext, slots: InlineSlots) -> dict[str, Any]:
     """Run a tool inside this request: a CallToolResult, or the questions it asked
     (``{"resultType": "input_required", "inputRequests": …}``). Refused with
-    ServerBusy (503, Retry-After) when ``slots`` are all taken."""
-    with slots.held() as running:
-        if not running:
-            raise ServerBusy(
-                f"Server busy: {slots.size} tool calls are already running here; "
-                "retry shortly, or call the tool as a task"
-            )
-        try:
-            return request.tool.call(request.args, ctx)
-        except InputNeeded as need:
-            return {"resultType": "input_required", "inputRequests": need.requests}
-        finally:
-            ctx.close()
+    ServerBusy (503, Retry-After) when ``slots`` are all taken, or the caller's share
+    of them is."""
+    refused = slots.take(ctx.owner)
+    if refused is not None:
+        raise ServerBusy(f"{refused}; retry shortly, or call the tool as a task")
+    try:
+        return request.tool.call(request.args, ctx)
+    except InputNeeded as need:
+        return {"resultType": "input_required", "inputRequests": need.requests}
+    except TaskCancelled as exc:
+        # The caller went away: nobody reads this answer; the slot is what mattered.
+        raise RpcError(INTERNAL_ERROR, "The call was abandoned by its caller") from exc
+    finally:
+        slots.release(ctx.owner)
+        ctx.close()
 
 
 @dataclass(frozen=True)
@@ -92,7 +120,7 @@ def run_round(
     answers of every round so far (``answers``); when it asks again and has something to
     carry (answers already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult``
     gets a sealed ``requestState`` for the next round to echo."""
-    ctx = ToolContext(answers=answers, state=carried.state, peer=peer, owner=call.owner)
+    ctx = inline_context(call, answers=answers, state=carried.state, peer=peer)
     result = run_inline(request, ctx, services.inline)
     if result.get("resultType") == "input_required":
         keep = Carried(ctx.carried(), ctx.state)

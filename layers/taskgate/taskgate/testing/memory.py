@@ -20,7 +20,7 @@ from ..domain.jobs import CallbackSlot, JobProgress, PendingJob
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
-from ..domain.sessions import Session, StreamState
+from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from ..domain.transitions import Op, check, target
 from ..protocol.request_state import ephemeral_keys
 from ..root import Ports
@@ -52,6 +52,10 @@ class MemoryTaskStore:
         # The job request each waiting task handed to the state machine (its jobRequest).
         self.job_requests: dict[str, dict[str, Any]] = {}
         self._active: dict[str, set[str]] = {}
+        # DynamoDB's owner index is eventually consistent: with ``index_lags`` on, tasks
+        # created since are missing from ``list_for_owner`` until ``catch_up_index``.
+        self.index_lags = False
+        self._unindexed: set[str] = set()
         self._capacity = capacity
         self._lock = threading.Lock()
 
@@ -126,6 +130,8 @@ class MemoryTaskStore:
             if record.task_id in self.records:
                 raise TaskAlreadyExists(record.task_id)
             self._put(record)
+            if self.index_lags:
+                self._unindexed.add(record.task_id)
             if self._capacity is not None and len(self.records) > self._capacity:
                 oldest = next(iter(self.records))
                 gone = self.records.pop(oldest)
@@ -143,12 +149,16 @@ class MemoryTaskStore:
                 raise ValueError("malformed cursor")
             start = int(cursor)
         mine = sorted(
-            (r for r in self.records.values() if r.owner == owner),
+            (r for r in self.records.values() if r.owner == owner and r.task_id not in self._unindexed),
             key=lambda r: r.created_at_ms,
             reverse=True,
         )
         page = mine[start : start + limit]
         return page, (str(start + limit) if start + limit < len(mine) else None)
+
+    def catch_up_index(self) -> None:
+        """The owner index has every task now."""
+        self._unindexed.clear()
 
     def count_active(self, owner: str, up_to: int) -> int:
         return min(len(self._active.get(owner, ())), up_to)
@@ -572,6 +582,16 @@ class MemorySessionStore:
         if session is not None:
             self.sessions[session_id] = dataclasses.replace(session, log_level=level)
 
+    def remember_task(
+        self, session_id: str, task_id: str, created_at_ms: int, *, forget: Sequence[str] = ()
+    ) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            recent = {k: v for k, v in session.recent_tasks.items() if k not in forget}
+            self.sessions[session_id] = dataclasses.replace(
+                session, recent_tasks={**recent, task_id: created_at_ms}
+            )
+
     def create_stream(self, stream: StreamState) -> None:
         _refuse_oversize(_stream_size(stream))
         self.streams[stream.stream_id] = stream
@@ -597,12 +617,20 @@ class MemorySessionStore:
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
 
-    def subscribe(self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int) -> bool:
+    def subscribe(
+        self, session_id: str, uri: str, version: str, *, expires_at_ms: int, limit: int, max_uri_bytes: int
+    ) -> Subscribed:
         mine = self.subs.setdefault(session_id, {})
-        if uri not in mine and len(mine) >= limit:
-            return False
+        if uri not in mine:
+            if len(mine) >= limit:
+                return Subscribed.TOO_MANY
+            if sum(map(uri_bytes, mine)) + uri_bytes(uri) > max_uri_bytes:
+                return Subscribed.TOO_LARGE
+        after = {**mine, uri: version}
+        # One DynamoDB item holds them all (a hashed key per URI): refused past 400 KB as there.
+        _refuse_oversize(sum(41 + uri_bytes(u) + len(v.encode()) for u, v in after.items()))
         mine[uri] = version
-        return True
+        return Subscribed.YES
 
     def unsubscribe(self, session_id: str, uri: str) -> None:
         self.subs.get(session_id, {}).pop(uri, None)

@@ -8,6 +8,8 @@ Work done before the question should be cheap or guarded by ``checkpoint``.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -32,6 +34,47 @@ from .peer import LOG_LEVELS, NO_PEER, Peer, at_least, python_level, tool_logger
 
 # A question of any kind; ``ask_all`` takes form and URL elicitations, ``gather`` all four.
 Question = Any
+
+
+# Scratch directories: ``<tmp>/taskgate-scratch-*``, each holding an exclusive lock on a
+# file inside for as long as its run lives. A run that never reached ``close`` (a Lambda
+# timeout, a crash, a killed server) leaves its directory unlocked, since the lock goes
+# with the process; the next run to make a scratch directory on that machine removes it.
+_SCRATCH_PREFIX = "taskgate-scratch-"
+_IN_USE = ".in-use"
+
+
+def _make_scratch() -> tuple[Path, int]:
+    remove_abandoned_scratch()
+    path = Path(tempfile.mkdtemp(prefix=_SCRATCH_PREFIX))
+    # The lock file appears under its name already locked (a rename is atomic), so no
+    # sweep ever finds it unlocked while its run lives.
+    fd = os.open(path / f"{_IN_USE}.new", os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(path / f"{_IN_USE}.new", path / _IN_USE)
+    return path, fd
+
+
+def remove_abandoned_scratch() -> list[Path]:
+    """Remove the scratch directories whose run is gone (no process holds their lock);
+    the ones removed. A run still going, in any process, holds its directory's lock; a
+    directory without a lock file is not one this removes."""
+    removed = []
+    for path in Path(tempfile.gettempdir()).glob(_SCRATCH_PREFIX + "*"):
+        try:
+            fd = os.open(path / _IN_USE, os.O_RDWR)
+        except OSError:
+            continue  # being made, removed meanwhile, or not ours
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a live run's
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        finally:
+            os.close(fd)
+    return removed
 
 
 class InputNeeded(Exception):
@@ -145,6 +188,7 @@ class ToolContext:
         # Data a tool keeps between calls must be kept per owner.
         self.owner = owner
         self._scratch: Path | None = None
+        self._scratch_lock: int | None = None
         self._answers = dict(answers or {})
         self._control: TaskControl = control or _NoTask()
         self.state = state
@@ -163,11 +207,12 @@ class ToolContext:
     @property
     def scratch_dir(self) -> Path:
         """A directory of this run's own (created on first use), removed when the step
-        or the plain call ends, however it ends: for working files. It is never
-        shared with another task or caller and never survives a step: keep what must
-        in ``checkpoint`` or in your own storage, per ``owner``."""
+        or the plain call ends, however it ends (a run killed before it could clean up
+        leaves it to the next run on that machine, which removes it): for working files.
+        It is never shared with another task or caller and never survives a step: keep
+        what must in ``checkpoint`` or in your own storage, per ``owner``."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="taskgate-scratch-"))
+            self._scratch, self._scratch_lock = _make_scratch()
         return self._scratch
 
     def close(self) -> None:
@@ -175,6 +220,9 @@ class ToolContext:
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+        if self._scratch_lock is not None:
+            os.close(self._scratch_lock)
+            self._scratch_lock = None
 
     def progress(
         self, message: str | None = None, *, progress: float | None = None, total: float | None = None
@@ -185,8 +233,8 @@ class ToolContext:
         call counts one step."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
-        if message is not None or self.is_task:
-            self._control.progress(message if message is not None else _fraction(value, total))
+        # A plain call's control reports nothing, but stops the tool if its caller went away.
+        self._control.progress(message if message is not None else _fraction(value, total))
         token, notify = self.peer.progress_token, self.peer.notify
         if token is None or notify is None:
             return
@@ -228,6 +276,8 @@ class ToolContext:
         raise ValueError(f"unknown client capability {kind!r}")
 
     def cancelled(self) -> bool:
+        """True once the task has ended under the tool (a cancel), or once a plain call's
+        caller has gone away: the tool should stop."""
         return self._control.is_cancelled()
 
     def checkpoint(self, state: Any) -> None:

@@ -72,8 +72,11 @@ class Tool:
     fn: ToolFn
     task_support: TaskSupport = "optional"
     title: str | None = None
-    # Runs inline before a task is created; questions it asks are answered in a
-    # plain input-required round of tools/call, and the task inherits the answers.
+    # Questions the tool asks before its body runs. Where a task can be preceded by a
+    # plain input-required round of tools/call (2026-07-28), it runs there first and the
+    # task inherits the answers; wherever the tool runs (a task's step, a plain call) it
+    # runs again before the body, so its questions are asked where no such round exists
+    # (a 2025-11-25 task) and answered ones pass at once. It should only ask.
     prepare: PrepareFn | None = None
     # A hand-written JSON Schema to advertise instead of the model's; the model
     # still validates the arguments.
@@ -125,6 +128,8 @@ class Tool:
         which knows whether this is a task or an inline call.
         """
         try:
+            if self.prepare is not None:
+                self.prepare(args, ctx)
             value = self.fn(args, ctx)
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.

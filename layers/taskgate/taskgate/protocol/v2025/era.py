@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
+from ...domain.model import TaskRecord
 from ...domain.ports import Clock
-from ...domain.sessions import Session, SessionStore, call_key
-from ...tools.context import ToolContext
+from ...domain.sessions import RECENT_TASKS, Session, SessionStore, call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ..completion import CompletionMethods
+from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
 from ..jsonrpc import ClientResponse
@@ -23,9 +25,11 @@ from ..prompts import PromptMethods
 from ..resources import ResourceMethods
 from ..services import Services, server_info
 from ..subscriptions import Subscriptions
-from ..tool_calls import ToolRequest, create_task, fetched, resolve_tool, run_inline, run_prepare
+from ..tool_calls import ToolRequest, create_task, fetched, inline_context, resolve_tool, run_inline
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
+
+logger = logging.getLogger(__name__)
 
 _2026_VERSIONS = frozenset({"2026-07-28"})
 
@@ -58,6 +62,7 @@ class Era2025(Era):
         self._session_ttl_ms = session_ttl_ms
         resources = ResourceMethods(services, not_found_code=RESOURCE_NOT_FOUND, hints=False)
         self._subscriptions = Subscriptions(resources, sessions)
+        self._cursors = Cursors(services.request_states)
         super().__init__(
             MethodRegistry(
                 [
@@ -231,10 +236,8 @@ class Era2025(Era):
         if params.task is not None:
             if found.task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            if run_prepare(request, {}, peer).questions is not None:
-                raise RpcError(
-                    INVALID_PARAMS, f"Tool {found.name} asks before it starts; call it in 2026-07-28"
-                )
+            # This revision has no input round before a task exists: what the tool's
+            # ``prepare`` asks, the task asks (input_required, on the tasks/result stream).
             record = create_task(
                 self._s,
                 call,
@@ -243,10 +246,11 @@ class Era2025(Era):
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
             )
+            self._remember_task(call, record)
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        tool_ctx = ToolContext(peer=peer, owner=call.owner)
+        tool_ctx = inline_context(call, peer=peer)
         result = run_inline(request, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
             return self._ask_on_the_call_stream(call, params, request, declared)
@@ -311,13 +315,32 @@ class Era2025(Era):
         )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
+    def _remember_task(self, call: Call, record: TaskRecord) -> None:
+        """The session remembers the task it created, so that its tasks/list shows it at
+        once (the owner index behind the list may lag a create by a moment)."""
+        session = call.session
+        if session is None:
+            return
+        kept = sorted(session.recent_tasks, key=session.recent_tasks.__getitem__, reverse=True)
+        try:
+            self._sessions.remember_task(
+                session.session_id, record.task_id, record.created_at_ms, forget=kept[RECENT_TASKS - 1 :]
+            )
+        except TaskgateError:
+            # The task exists and the client has its id; only an instant listing is lost.
+            logger.warning("could not note task %s in its session", record.task_id, exc_info=True)
+
     def _tasks_list(self, call: Call, params: Page) -> dict[str, Any]:
         if call.owner == self._s.anonymous_owner:
             raise RpcError(METHOD_NOT_FOUND, "tasks/list needs an authenticated caller")
-        records, next_cursor = self._s.tasks.list(call.owner, params.cursor)
+        position = self._cursors.open(params.cursor, call.owner) if params.cursor is not None else None
+        session = call.session
+        # The newest tasks are the first page's: later pages come from the index alone.
+        recent = session.recent_tasks if session is not None and position is None else None
+        records, next_position = self._s.tasks.list(call.owner, position, recent=recent)
         result: dict[str, Any] = {"tasks": [w.task_fields(r) for r in records]}
-        if next_cursor:
-            result["nextCursor"] = next_cursor
+        if next_position:
+            result["nextCursor"] = self._cursors.seal(next_position, call.owner)
         return result
 
     def _tasks_cancel(self, call: Call, params: TaskRef) -> dict[str, Any]:

@@ -294,7 +294,7 @@ class ResultStreams:
                 # Nothing due within this stream's budget: the client reconnects
                 # after ``retry`` (the task's pollInterval) and this instance is free.
                 return
-            with self._slots.held() as waiting:
+            with self._slots.held(state.owner) as waiting:
                 if not waiting:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)

@@ -63,9 +63,14 @@ def payload_message(record: TaskRecord, request_id: Any, *, tagged: bool = True)
         error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": "The task was cancelled"}
     else:
         error = dict(record.error or {"code": INTERNAL_ERROR, "message": "The task failed"})
-    data = error.get("data")
-    if isinstance(data, dict) or tag:
-        error["data"] = {**(data if isinstance(data, dict) else {}), **tag}
+    # The related task rides in ``data`` where that can hold it without changing what the
+    # tool sent: an object gains the key, an absent ``data`` becomes one. Any other
+    # ``data`` (a string, a list, a number) is the tool's and comes back exactly as it was.
+    if "data" not in error or error["data"] is None:
+        if tag:
+            error["data"] = dict(tag)
+    elif isinstance(error["data"], dict):
+        error["data"] = {**error["data"], **tag}
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
