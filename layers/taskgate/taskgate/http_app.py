@@ -204,9 +204,11 @@ def create_app(
         if refusal is not None:
             return JSONResponse({"error": refusal}, 403)
         secret = request.query_params.get("secret", "")
-        body = await request.body()
-        if len(body) > max_body_bytes:
-            return JSONResponse({"error": f"Request body larger than {max_body_bytes} bytes"}, 413)
+        body = await _bounded_body(request, max_body_bytes)
+        if body is None:
+            response = JSONResponse({"error": too_large(max_body_bytes)}, 413)
+            response.headers["connection"] = "close"
+            return response
         try:
             message: Any = json.loads(body) if body else None
         except (ValueError, RecursionError):

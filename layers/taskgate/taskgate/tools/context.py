@@ -152,8 +152,9 @@ class TaskControl(Protocol):
         """Store the job for the state machine to start (and, for a callback, send its URL)."""
 
 
-class _NoTask:
-    """Control for a tool run inline (not as a task): nothing durable to report to."""
+class NoTaskControl:
+    """Control for a tool run inline (not as a task): nothing durable to report to, and
+    no job can be handed off (nothing would wait for it)."""
 
     def progress(self, message: str) -> None:
         return None
@@ -190,7 +191,7 @@ class ToolContext:
         self._scratch: Path | None = None
         self._scratch_lock: int | None = None
         self._answers = dict(answers or {})
-        self._control: TaskControl = control or _NoTask()
+        self._control: TaskControl = control or NoTaskControl()
         self.state = state
         self.stream_closed = False
         # Every question key asked in this run, answered or not.
