@@ -287,3 +287,19 @@ def run_job(args: JobInput, ctx: ToolContext) -> dict[str, Any]:
         job = GlueJobRun(args.target, {"--day": "2027-01-15"})
     result = ctx.hand_off("job", job)
     return {"output": result.output}
+
+
+@tool(
+    description="The example pipeline's executions and their status, as the server's AWS knows them.",
+    task_support="forbidden",
+)
+def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
+    """For end-to-end tests: whether a cancel stopped the child execution (the server's
+    AWS is moto, inside the server's own process)."""
+    import os
+
+    import boto3
+
+    sfn = boto3.client("stepfunctions", region_name=os.environ.get("AWS_REGION", "us-east-1"))
+    runs = sfn.list_executions(stateMachineArn=os.environ["PIPELINE_STATE_MACHINE_ARN"])["executions"]
+    return {"runs": [{"name": r["name"], "status": r["status"]} for r in runs]}

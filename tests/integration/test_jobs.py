@@ -68,7 +68,7 @@ def test_the_pipeline_runs_as_a_child_and_its_output_is_the_result(aws: Embedded
     # Reads ask Step Functions which stage the child is in.
     waiting = until(lambda: "RUNNING, in state" in (t := mcp.get(task_id))["statusMessage"] and t)
     assert waiting["status"] == "working"
-    assert waiting["statusMessage"].startswith("Waiting for the Step Functions execution tg-"), waiting
+    assert waiting["statusMessage"].startswith("Waiting for the state machine taskgate-pipeline: "), waiting
     task = mcp.wait(task_id, timeout=30)
     assert task["status"] == "completed", task
     assert task["result"]["structuredContent"] == {
@@ -87,7 +87,7 @@ def test_a_failed_child_is_a_clear_tool_error(aws: EmbeddedAws, mcp: Mcp) -> Non
     task = mcp.wait(task_id, timeout=30)
     assert task["status"] == "completed" and task["result"]["isError"] is True, task
     message = text_of(task)
-    assert message.startswith("The Step Functions execution tg-"), message
+    assert message.startswith("The state machine taskgate-pipeline failed"), message
     assert (
         "failed (States.TaskFailed): FAILED; TransformFailed; The transform stage found rows it could not read."
         in (message)

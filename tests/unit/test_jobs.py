@@ -37,7 +37,7 @@ def test_a_handed_off_execution_parks_the_task_and_its_output_is_the_result(worl
     task_id = started(world, mcp, "wait_for_child", {"state_machine_arn": CHILD, "input": {"day": "d"}})
     task = mcp.get(task_id)
     assert task["status"] == "working"
-    assert task["statusMessage"].startswith("Waiting for the Step Functions execution tg-")
+    assert task["statusMessage"] == "Waiting for the state machine pipeline: RUNNING"
     # One step ran and ended; nothing runs while the job does.
     assert JOB_RUNS[task_id] == 1 and world.workflow.runnable == []
     assert world.memory.jobs.started == [(task_id, "child")]
@@ -79,7 +79,7 @@ def test_a_failed_job_is_a_clear_tool_error(world: World, mcp: Mcp) -> None:
     # 2026-07-28: a tool error is a completed task whose result says isError.
     assert task["status"] == "completed" and task["result"]["isError"] is True
     message = text_of(task)
-    assert message.startswith("The Step Functions execution tg-")
+    assert message.startswith("The state machine pipeline failed")
     assert "failed (States.TaskFailed): FAILED; PipelineBroke; stage 3 found no data" in message
     assert world.store.records[task_id].outcome is Outcome.TOOL_ERROR
 
@@ -186,7 +186,7 @@ def test_the_sweeper_stops_a_job_past_its_deadline(world: World, mcp: Mcp) -> No
     report = world.sweeper.sweep()
     assert (
         report.failed[task_id]
-        == "The Glue job run nightly did not finish within the task's time; it was stopped."
+        == "The Glue job nightly did not finish within the task's time; it was stopped."
     )
     assert world.memory.jobs.stopped[task_id] == report.failed[task_id]
     assert mcp.get(task_id)["status"] == "failed"
@@ -383,10 +383,8 @@ def test_failure_causes_are_read_in_each_services_words() -> None:
         == "no queue"
     )
     too_big = JobOutcome.read(JobKind.EXECUTION, {"Error": "Taskgate.OutputTooLarge", "Cause": "x"})
-    assert too_big.failure_message("the Step Functions execution c") == (
-        "The Step Functions execution c finished, but x"
-    )
+    assert too_big.failure_message("the state machine c") == ("The state machine c finished, but x")
     late = JobOutcome.read(JobKind.GLUE, {"Error": "States.Timeout"})
-    assert late.failure_message("the Glue job run g") == (
-        "The Glue job run g did not finish within the task's time (States.Timeout)."
+    assert late.failure_message("the Glue job g") == (
+        "The Glue job g did not finish within the task's time (States.Timeout)."
     )

@@ -38,10 +38,10 @@ class JobKind(enum.StrEnum):
 
 
 _NOUNS = {
-    JobKind.EXECUTION: "Step Functions execution",
+    JobKind.EXECUTION: "state machine",
     JobKind.BATCH: "Batch job",
     JobKind.ECS: "ECS task",
-    JobKind.GLUE: "Glue job run",
+    JobKind.GLUE: "Glue job",
     JobKind.CALLBACK: "callback",
 }
 
@@ -68,10 +68,15 @@ class PendingJob:
 
     @property
     def label(self) -> str:
-        """How a person is told what the task waits on."""
+        """How a person is told what the task waits on: the state machine (not the child
+        execution, whose name is taskgate's), the Batch job, the ECS task definition, the
+        Glue job, the callback's key."""
         if self.kind is JobKind.CALLBACK:
             return f"the callback '{self.key}'"
-        what = self.name or self.target.rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+        what = self.name or ""
+        if self.kind in (JobKind.EXECUTION, JobKind.GLUE) or not what:
+            what = self.target.split(":")[6] if self.target.count(":") >= 6 else self.target
+            what = what.rsplit("/", 1)[-1]
         return f"the {self.noun} {what}" if what else f"the {self.noun}"
 
     def waiting_message(self) -> str:

@@ -37,6 +37,9 @@ moto exactly as it talks to AWS.
 8. moto leaves a service's timestamps in the execution's data as Python datetimes (AWS's
    state data is JSON), and ``States.JsonToString`` then fails on them. We encode them
    as moto's own execution history does (ISO 8601).
+9. ``GetExecutionHistory`` ignores ``reverseOrder`` and ``maxResults``: every page is the
+   whole history, oldest first, so "the latest event" reads the first. We honour both
+   (one page: the events are already in memory; no ``nextToken``).
 """
 
 from __future__ import annotations
@@ -263,3 +266,21 @@ def _normalise_sync_integrations() -> None:
         env.stack.append(to_json_str(args.pop(), separators=(",", ":")))
 
     json_to_string.JsonToString._eval_body = json_to_string_body  # type: ignore[method-assign]
+
+    # Fix 9.
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    original_history = StepFunctionResponse.get_execution_history
+
+    def get_execution_history(self: Any) -> Any:
+        result = original_history(self)
+        body = getattr(result, "result", None)
+        events = body.get("events") if isinstance(body, dict) else None
+        if isinstance(events, list) and isinstance(body, dict):
+            # A copy: the list may be the execution's own.
+            ordered = events[::-1] if self._get_param("reverseOrder") else list(events)
+            limit = self._get_param("maxResults")
+            body["events"] = ordered[: int(limit)] if limit else ordered
+        return result
+
+    StepFunctionResponse.get_execution_history = get_execution_history  # type: ignore[method-assign]
