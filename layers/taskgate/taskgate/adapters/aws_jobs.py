@@ -41,23 +41,23 @@ def _get(value: Any, *path: str) -> Any:
 class AwsJobs:
     def __init__(
         self,
-        sfn: StepFunctionsJobs,
+        executions: StepFunctionsJobs,
         batch: Callable[[], BatchJobs],
         ecs: Callable[[], EcsTasks],
         glue: Callable[[], GlueJobs],
     ) -> None:
-        self._sfn = sfn
+        self._executions = executions
         self._batch = batch
         self._ecs = ecs
         self._glue = glue
 
     def _submitted(self, task_id: str, job: PendingJob) -> Any:
         resource_type, resource = _SUBMITTED[job.kind]
-        return self._sfn.submitted(task_id, resource_type, resource)
+        return self._executions.submitted(task_id, resource_type, resource)
 
     def describe(self, task_id: str, job: PendingJob) -> JobProgress | None:
         if job.kind is JobKind.EXECUTION:
-            return self._sfn.describe(StepFunctionsJobs.child_arn(job.target, job.name or ""))
+            return self._executions.describe(StepFunctionsJobs.child_arn(job.target, job.name or ""))
         if job.kind is JobKind.CALLBACK:
             return None
         out = self._submitted(task_id, job)
@@ -72,7 +72,7 @@ class AwsJobs:
 
     def stop(self, task_id: str, job: PendingJob, reason: str) -> None:
         if job.kind is JobKind.EXECUTION:
-            self._sfn.stop(StepFunctionsJobs.child_arn(job.target, job.name or ""), reason)
+            self._executions.stop(StepFunctionsJobs.child_arn(job.target, job.name or ""), reason)
             return
         if job.kind is JobKind.CALLBACK:
             return  # nothing runs: the URL is refused from now on

@@ -113,6 +113,10 @@ class StepFunctionsJobs:
         self._client = client
         self._execution_of = execution_of
 
+    @property
+    def _sfn(self) -> Any:
+        return self._client()
+
     @staticmethod
     def child_arn(state_machine_arn: str, name: str) -> str:
         return _execution_of_machine(state_machine_arn, name)
@@ -122,7 +126,7 @@ class StepFunctionsJobs:
         """What the task's execution got back when it last submitted ``resource`` of
         ``resource_type`` (the service's start response); None before it has."""
         try:
-            events = self._client().get_execution_history(
+            events = self._sfn.get_execution_history(
                 executionArn=self._execution_of(task_id), reverseOrder=True, maxResults=10
             )["events"]
         except ClientError as exc:
@@ -142,16 +146,15 @@ class StepFunctionsJobs:
 
     @translating
     def describe(self, arn: str) -> JobProgress | None:
-        sfn = self._client()
         try:
-            status = str(sfn.describe_execution(executionArn=arn)["status"])
+            status = str(self._sfn.describe_execution(executionArn=arn)["status"])
         except ClientError as exc:
             if error_code(exc) == "ExecutionDoesNotExist":
                 return None
             raise
         if status != "RUNNING":
             return JobProgress(status)
-        events = sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=20)["events"]
+        events = self._sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=20)["events"]
         entered = next(
             (e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e), None
         )
@@ -160,7 +163,7 @@ class StepFunctionsJobs:
     @translating
     def stop(self, arn: str, reason: str) -> None:
         try:
-            self._client().stop_execution(executionArn=arn, error="TaskEnded", cause=reason[:_MAX_CAUSE])
+            self._sfn.stop_execution(executionArn=arn, error="TaskEnded", cause=reason[:_MAX_CAUSE])
         except ClientError as exc:
             if error_code(exc) not in _GONE:
                 raise
