@@ -208,6 +208,17 @@ def test_an_expired_callback_url_is_refused_and_the_wait_times_out(
     assert text_of(task) == "The callback 'partner' did not finish within the task's time (States.Timeout)."
 
 
+def test_a_callback_that_stops_sending_heartbeats_fails_the_wait(
+    aws: EmbeddedAws, mcp: Mcp, callback: Any
+) -> None:
+    task_id = mcp.call("wait_for_callback", {"heartbeat_seconds": 2})["taskId"]
+    until(lambda: parked(aws, task_id))
+    assert callback(task_id, {"status": "heartbeat", "message": "still here"})[0] == 200
+    task = mcp.wait(task_id, timeout=20)
+    assert text_of(task) == "The callback 'partner' sent no heartbeat in time (States.HeartbeatTimeout)."
+    assert "AwaitCallbackWithHeartbeat" in entered(aws, task_id)
+
+
 def test_a_wrong_secret_learns_nothing(aws: EmbeddedAws, mcp: Mcp, http: TestClient) -> None:
     task_id = mcp.call("wait_for_callback", {})["taskId"]
     until(lambda: parked(aws, task_id))

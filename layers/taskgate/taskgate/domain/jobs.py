@@ -173,6 +173,8 @@ class JobOutcome:
     def failure_message(self, job_label: str) -> str:
         if self.error == OUTPUT_TOO_LARGE:
             return f"{_capital(job_label)} finished, but {self.reason or 'its output is too large'}"
+        if self.error == "States.HeartbeatTimeout":
+            return f"{_capital(job_label)} sent no heartbeat in time ({self.error})."
         if self.timed_out:
             return f"{_capital(job_label)} did not finish within the task's time ({self.error})."
         detail = f": {self.reason}" if self.reason else ""

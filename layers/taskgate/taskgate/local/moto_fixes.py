@@ -40,6 +40,9 @@ moto exactly as it talks to AWS.
 9. ``GetExecutionHistory`` ignores ``reverseOrder`` and ``maxResults``: every page is the
    whole history, oldest first, so "the latest event" reads the first. We honour both
    (one page: the events are already in memory; no ``nextToken``).
+10. A task state whose heartbeat did not come in time fails with ``States.Timeout``
+    (moto treats every timeout alike); AWS fails it with ``States.HeartbeatTimeout``,
+    and so do we.
 """
 
 from __future__ import annotations
@@ -284,3 +287,35 @@ def _normalise_sync_integrations() -> None:
         return result
 
     StepFunctionResponse.get_execution_history = get_execution_history  # type: ignore[method-assign]
+
+    # Fix 10.
+    from moto.stepfunctions.parser.api import HistoryEventType, TaskTimedOutEventDetails
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task import StateTask
+    from moto.stepfunctions.parser.asl.eval.callback.callback import HeartbeatTimeoutError
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    original_from_error = StateTask._from_error
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        if not isinstance(ex, HeartbeatTimeoutError):
+            return original_from_error(self, env, ex)
+        heartbeat = StatesErrorNameType.StatesHeartbeatTimeout
+        return FailureEvent(
+            env=env,
+            error_name=StatesErrorName(typ=heartbeat),
+            event_type=HistoryEventType.TaskTimedOut,
+            event_details=EventDetails(
+                taskTimedOutEventDetails=TaskTimedOutEventDetails(
+                    resourceType=self._get_sfn_resource_type(),
+                    resource=self._get_sfn_resource(),
+                    error=heartbeat.to_name(),
+                )
+            ),
+        )
+
+    StateTask._from_error = from_error  # type: ignore[method-assign]
