@@ -309,7 +309,7 @@ def _normalise_sync_integrations() -> None:
             env=env,
             error_name=StatesErrorName(typ=heartbeat),
             event_type=HistoryEventType.TaskTimedOut,
-            event_details=EventDetails(
+            event_details=EventDetails(  # type: ignore[typeddict-item]  # moto's TypedDict is total
                 taskTimedOutEventDetails=TaskTimedOutEventDetails(
                     resourceType=self._get_sfn_resource_type(),
                     resource=self._get_sfn_resource(),
