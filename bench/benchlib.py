@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import os
 import re
-import socket
 import statistics
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,22 +58,28 @@ def lambda_env() -> dict[str, str]:
     }
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else math.nan
 
 
-def p90(values: Sequence[float]) -> float:
-    """Nearest-rank 90th percentile (with few runs this is the second-largest or the max)."""
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (with few runs, p90 is the second-largest or the max)."""
     if not values:
         return math.nan
     ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def p90(values: Sequence[float]) -> float:
+    return percentile(values, 90)
+
+
+def percentiles(seconds: Sequence[float]) -> dict[str, Any]:
+    """Latencies in seconds as count and p50/p95/p99/max in milliseconds."""
+    if not seconds:
+        return {"count": 0}
+    ms = {f"p{q}_ms": round(percentile(seconds, q) * 1000, 1) for q in (50, 95, 99)}
+    return {"count": len(seconds), **ms, "max_ms": round(max(seconds) * 1000, 1)}
 
 
 def ratio(a: float, b: float) -> float:
@@ -123,7 +128,3 @@ def say(text: str = "") -> None:
 
 def progress(text: str) -> None:
     print(f"  .. {text}", file=sys.stderr, flush=True)
-
-
-def missing_venvs(paths: Mapping[str, Path]) -> list[str]:
-    return [name for name, p in paths.items() if not p.exists()]

@@ -5,12 +5,11 @@ line, runs its body, and prints ``perf_counter()`` again when ready. On Linux
 perf_counter is CLOCK_MONOTONIC, one clock for every process, so the parent can
 also take it just before spawning: that gives spawn -> ready (interpreter start-up
 included), the headline. Runs go round-robin over the contenders, so a noisy moment
-hits all of them. ``-X importtime`` runs are separate (it slows imports down).
+hits all of them. bench/first_request.py runs the same contenders from its command line.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
@@ -33,18 +32,15 @@ from benchlib import (
     p90,
 )
 
-MARK = "BENCH-BODY-STARTS"
 _CHILD = """\
 import time as _bench_time
 _bench_t0 = _bench_time.perf_counter()
 import sys as _bench_sys
-_bench_sys.stderr.write("{mark}\\n")
 {body}
 _bench_t1 = _bench_time.perf_counter()
 _bench_cpu = _bench_time.process_time()
 print("BENCH-READY", repr(_bench_t0), repr(_bench_t1), repr(_bench_cpu), flush=True)
 """
-_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)\s*$")
 
 
 @dataclass
@@ -60,11 +56,6 @@ class Contender:
     # The child's CPU time (user + sys, start-up included) when ready: steadier than wall
     # time on a busy machine.
     cpu_s: list[float] = field(default_factory=list)
-    importtime_total_s: list[float] = field(default_factory=list)
-    # module -> [cumulative_us per importtime run], and the same for self time
-    modules_cum: dict[str, list[int]] = field(default_factory=dict)
-    modules_self: dict[str, list[int]] = field(default_factory=dict)
-    depth: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -75,33 +66,22 @@ class Contender:
             "in_process_s": {"median": median(self.in_process_s), "p90": p90(self.in_process_s)},
             "process_wall_s": {"median": median(self.process_wall_s), "p90": p90(self.process_wall_s)},
             "cpu_s": {"median": median(self.cpu_s), "p90": p90(self.cpu_s)},
-            "importtime_total_s": {
-                "median": median(self.importtime_total_s),
-                "runs": len(self.importtime_total_s),
-            },
             "samples": {
                 "spawn_to_ready_s": self.spawn_to_ready_s,
                 "in_process_s": self.in_process_s,
                 "process_wall_s": self.process_wall_s,
                 "cpu_s": self.cpu_s,
-                "importtime_total_s": self.importtime_total_s,
             },
         }
-
-    def top_modules(self, n: int = 10, by: str = "cumulative") -> list[tuple[str, int, float, float]]:
-        """(module, depth, median cumulative ms, median self ms), largest first."""
-        rows = [
-            (mod, self.depth[mod], median(cums) / 1000, median(self.modules_self[mod]) / 1000)
-            for mod, cums in self.modules_cum.items()
-        ]
-        rows.sort(key=lambda r: r[2] if by == "cumulative" else r[3], reverse=True)
-        return rows[:n]
 
 
 def contenders(before: Path | None = None) -> list[Contender]:
     """``before``: another source tree (e.g. ``git archive main``) whose init + first
     tasks/get runs in the same rounds, as ``before_get``."""
     from first_request import floor_get_body, request_body, tree_env
+    from sign_in import sign_in_bench
+
+    signed = sign_in_bench()
 
     handler = "import api_handler  # builds the DynamoDB client, the MCP server and the app at import"
     found = [
@@ -123,6 +103,31 @@ def contenders(before: Path | None = None) -> list[Contender]:
             LAYER_PY,
             lambda_env(),
             request_body("call"),
+        ),
+        # Sign-in on (the template's default): a request without a token (the 401 that sends a
+        # client to sign in: no JOSE or OAuth library loaded), a signed-in person's token (the
+        # stack's own, HS256: the signing key read from Secrets Manager), an agent's token (the
+        # issuer's own, RS256: its keys fetched from the issuer's JWKS).
+        Contender(
+            "ours_401",
+            "taskgate init + first request, no token: 401 (sign-in on)",
+            LAYER_PY,
+            {**lambda_env(), **signed.user_env()},
+            request_body("get", status=401),
+        ),
+        Contender(
+            "ours_get_user",
+            "taskgate init + first tasks/get, a person's token (USER)",
+            LAYER_PY,
+            {**lambda_env(), **signed.user_env()},
+            request_body("get", token=signed.person_token),
+        ),
+        Contender(
+            "ours_get_agent",
+            "taskgate init + first tasks/get, an agent's token (CLIENT, JWKS)",
+            LAYER_PY,
+            {**lambda_env(), **signed.client_env()},
+            request_body("get", token=signed.agent_token),
         ),
         Contender(
             "floor",
@@ -162,8 +167,7 @@ def contenders(before: Path | None = None) -> list[Contender]:
         ),
     ]
     if before is not None:
-        found.insert(
-            3,
+        found[3:3] = [
             Contender(
                 "before_get",
                 f"before ({before.name}): init + first tasks/get (layer-only venv)",
@@ -171,14 +175,28 @@ def contenders(before: Path | None = None) -> list[Contender]:
                 tree_env(before, LAYER_PY),
                 request_body("get"),
             ),
-        )
+            Contender(
+                "before_401",
+                f"before ({before.name}): init + first request, no token: 401",
+                LAYER_PY,
+                {**tree_env(before, LAYER_PY), **signed.client_env()},
+                request_body("get", status=401),
+            ),
+            Contender(
+                "before_get_agent",
+                f"before ({before.name}): init + first tasks/get, a token (JWT, JWKS)",
+                LAYER_PY,
+                {**tree_env(before, LAYER_PY), **signed.client_env()},
+                request_body("get", token=signed.agent_token),
+            ),
+        ]
     return [c for c in found if c.python.exists()]
 
 
 def _run(
     c: Contender, cwd: str, extra_args: list[str], env_extra: dict[str, str] | None = None
 ) -> tuple[float, float, str, str]:
-    code = _CHILD.format(mark=MARK, body=c.body)
+    code = _CHILD.format(body=c.body)
     env = {**c.env, **(env_extra or {})}
     t_spawn = time.perf_counter()
     proc = subprocess.run(
@@ -203,24 +221,6 @@ def time_once(c: Contender, cwd: str) -> None:
     c.spawn_to_ready_s.append(float(t1) - t_spawn)
     c.in_process_s.append(float(t1) - float(t0))
     c.process_wall_s.append(t_exit - t_spawn)
-
-
-def importtime_once(c: Contender, cwd: str) -> None:
-    _, _, _, err = _run(c, cwd, ["-X", "importtime"])
-    body = err.split(MARK + "\n", 1)[1] if MARK in err else err
-    total_us = 0
-    for raw in body.splitlines():
-        m = _IMPORTTIME.match(raw)
-        if not m:
-            continue
-        self_us, cum_us, indent, module = int(m[1]), int(m[2]), m[3], m[4]
-        depth = len(indent) // 2
-        if depth == 0:
-            total_us += cum_us
-        c.modules_cum.setdefault(module, []).append(cum_us)
-        c.modules_self.setdefault(module, []).append(self_us)
-        c.depth.setdefault(module, depth)
-    c.importtime_total_s.append(total_us / 1e6)
 
 
 @dataclass
@@ -260,22 +260,22 @@ def no_pyc(c: Contender, runs: int, cwd: str, log: Callable[[str], None]) -> NoP
     return result
 
 
-def run(
-    runs: int, importtime_runs: int, nopyc_runs: int, log: Callable[[str], None], before: Path | None = None
-) -> dict[str, Any]:
+def rounds(found: list[Contender], runs: int, cwd: str, log: Callable[[str], None]) -> None:
+    """A warm-up run of each (disk cache, any missing .pyc; not counted), then ``runs``
+    rounds, every contender once per round."""
+    for c in found:
+        log(f"warm-up: {c.label}")
+        _run(c, cwd, [])
+    for i in range(runs):
+        log(f"cold start round {i + 1}/{runs}")
+        for c in found:
+            time_once(c, cwd)
+
+
+def run(runs: int, nopyc_runs: int, log: Callable[[str], None], before: Path | None = None) -> dict[str, Any]:
     found = contenders(before)
     with tempfile.TemporaryDirectory(prefix="taskgate-bench-cwd-") as cwd:
-        for c in found:  # warm the disk cache and write any missing .pyc; not counted
-            log(f"warm-up: {c.label}")
-            _run(c, cwd, [])
-        for i in range(runs):
-            log(f"cold start round {i + 1}/{runs}")
-            for c in found:
-                time_once(c, cwd)
-        for i in range(importtime_runs):
-            log(f"-X importtime round {i + 1}/{importtime_runs}")
-            for c in found:
-                importtime_once(c, cwd)
+        rounds(found, runs, cwd, log)
         nopyc = None
         target = next((c for c in found if c.key == "ours_layer"), None) or found[0]
         if nopyc_runs:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
-import os
 import subprocess
 import threading
 import time
@@ -23,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchlib import BENCH, FASTMCP_PY, PROJECT_PY, ROOT, base_env, free_port, median, p90
+from benchlib import BENCH, FASTMCP_PY, PROJECT_PY, base_env, median, p90
 from taskgate_cli.protocol import Client2026, meta_2026
 from taskgate_cli.transport import ConnectionTrouble, Reply, RpcError, reply_of
+
+from taskgate.local import process
 
 TERMINAL = {"completed", "failed", "cancelled"}
 FIRST_POLL_S = 0.0
@@ -82,10 +83,12 @@ class Client:
 class Server:
     key: str
     label: str
-    port: int
-    proc: subprocess.Popen[bytes]
-    log: Path
+    process: process.LocalServer
     spawned_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def port(self) -> int:
+        return self.process.port
 
 
 @dataclass
@@ -118,23 +121,13 @@ class ServerResult:
 
 
 def start_ours(logdir: Path) -> Server:
-    port = free_port()
-    log = logdir / "taskgate-local.log"
-    env = {
-        **base_env(),
-        "PORT": str(port),
-        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/taskgate", "layers/tools")),
-        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",  # the fixture tools it calls
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(PROJECT_PY), "-m", "taskgate.local"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    return Server("ours", "taskgate local (uvicorn + moto)", port, proc, log)
+    # The fixture tools it calls (slow_compute) are the local server's defaults.
+    local = process.start(logdir / "taskgate-local.log", python=str(PROJECT_PY), base_env=base_env())
+    return Server("ours", "taskgate local (uvicorn + moto)", local)
 
 
 def start_fastmcp(logdir: Path) -> Server:
-    port = free_port()
+    port = process.free_port()
     log = logdir / "fastmcp.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -143,16 +136,19 @@ def start_fastmcp(logdir: Path) -> Server:
             env=base_env(),
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # stopped as a group, as the local server is
         )
-    return Server("fastmcp", "FastMCP 4.1.4 + fastmcp-tasks (memory://)", port, proc, log)
+    return Server(
+        "fastmcp", "FastMCP 4.1.4 + fastmcp-tasks (memory://)", process.LocalServer(proc, port, log)
+    )
 
 
 def wait_ready(server: Server, timeout_s: float = 90.0) -> float:
     """Seconds from spawn until server/discover answers (start-up, for the record)."""
     start = server.spawned_at
     while time.monotonic() - start < timeout_s:
-        if server.proc.poll() is not None:
-            raise RuntimeError(f"{server.label} exited early:\n{server.log.read_text()[-3000:]}")
+        if server.process.proc.poll() is not None:
+            raise RuntimeError(f"{server.label} exited early:\n{server.process.log.read_text()[-3000:]}")
         try:
             c = Client(server.port)
             c.post("server/discover", {})
@@ -160,17 +156,9 @@ def wait_ready(server: Server, timeout_s: float = 90.0) -> float:
             return time.monotonic() - start
         except (OSError, ConnectionTrouble, RpcError, http.client.HTTPException):
             time.sleep(0.1)
-    raise RuntimeError(f"{server.label} not ready after {timeout_s}s:\n{server.log.read_text()[-3000:]}")
-
-
-def stop(server: Server) -> None:
-    if server.proc.poll() is None:
-        server.proc.terminate()
-        try:
-            server.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait(timeout=10)
+    raise RuntimeError(
+        f"{server.label} not ready after {timeout_s}s:\n{server.process.log.read_text()[-3000:]}"
+    )
 
 
 def _lifecycle(client: Client) -> tuple[float, int]:
@@ -284,5 +272,5 @@ def run(
         out["results"] = results
     finally:
         for s in servers:
-            stop(s)
+            s.process.stop()
     return out

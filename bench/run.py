@@ -34,6 +34,7 @@ from benchlib import (
     PROJECT_PY,
     RESULTS,
     ROOT,
+    base_env,
     fmt,
     lambda_env,
     median,
@@ -50,7 +51,6 @@ SECTIONS = ("cold", "warm", "e2e", "memory")
 @dataclasses.dataclass(frozen=True)
 class Plan:
     cold_runs: int
-    importtime_runs: int
     nopyc_runs: int
     warm_repeats: int
     warm_batch: int
@@ -62,8 +62,8 @@ class Plan:
     memory_requests: int
 
 
-FULL = Plan(11, 5, 3, 21, 200, 50, 200, 8, 3, 1000, 1000)
-QUICK = Plan(3, 1, 1, 7, 100, 20, 60, 8, 1, 300, 1000)
+FULL = Plan(11, 3, 21, 200, 50, 200, 8, 3, 1000, 1000)
+QUICK = Plan(3, 1, 7, 100, 20, 60, 8, 1, 300, 1000)
 
 
 def loadavg() -> list[float]:
@@ -97,63 +97,39 @@ def worker(script: str, out: Path, *args: str) -> dict[str, Any]:
 
 
 # --- 1. cold start -----------------------------------------------------------------------
-def section_cold(plan: Plan, report: dict[str, Any], before: Path | None = None) -> dict[str, Any]:
-    missing = [str(p) for p in (MCP_PY, FASTMCP_PY, LAYER_PY) if not p.exists()]
-    res = coldstart.run(plan.cold_runs, plan.importtime_runs, plan.nopyc_runs, progress, before=before)
-    cs: list[coldstart.Contender] = res["contenders"]
-    by = {c.key: c for c in cs}
-    rows = [
-        [
-            c.label,
-            len(c.spawn_to_ready_s),
-            fmt(median(c.spawn_to_ready_s) * 1000, 0),
-            fmt(p90(c.spawn_to_ready_s) * 1000, 0),
-            fmt(median(c.in_process_s) * 1000, 0),
-            fmt(median(c.process_wall_s) * 1000, 0),
-            fmt(median(c.cpu_s) * 1000, 0),
-            fmt(median(c.importtime_total_s) * 1000, 0),
-        ]
-        for c in cs
-    ]
-    say(
-        table(
-            "1. Cold start: fresh process until ready (ms)",
-            [
-                "contender",
-                "runs",
-                "spawn->ready p50",
-                "p90",
-                "in-process p50",
-                "process wall p50",
-                "cpu p50",
-                "importtime total p50",
-            ],
-            rows,
-            note="""
+COLD_NOTE = """
 spawn->ready: parent's perf_counter before spawning to the child's when its body is done (CLOCK_MONOTONIC,
   shared by all processes): interpreter start-up + imports + init. The headline.
 in-process: the child's own perf_counter from its first line to ready (imports + init only).
 process wall: spawn to exit (adds interpreter shutdown). cpu: the child's process_time() when ready (user + sys,
-  start-up included; a busy machine disturbs it less). importtime total: sum of the top-level cumulative
-  times `-X importtime` reports for the body (separate runs: importtime slows imports down).
+  start-up included; a busy machine disturbs it less).
 ours_get / ours_call = the same init, then one API Gateway HTTP API v2 event through api_handler.handler (Powertools
   decorators, Mangum, Starlette): a 2026-07-28 tasks/get of a finished task (events/api_tasks_get.json), or a
   tools/call that starts a task; AWS answered in-process at botocore's HTTP layer (bench/first_request.py: endpoint
   resolution, serialisation, signing and parsing run for real). floor_get = bench/stack_floor_get.py: the required
   stack a tasks/get uses (DynamoDB client, Logger/Metrics, Starlette, Mangum), given the same event. before_get
   (with --before REF): ours_get of that git revision, in the same rounds.
-ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STATE_MACHINE_ARN, RESULT_BUCKET,
-  POWERTOOLS_*, AWS_REGION, fake credentials): Powertools Logger/Metrics, botocore dynamodb+stepfunctions clients
-  (S3 is made on first use), tool registry, McpServer, Starlette app, Mangum. floor = bench/stack_floor.py: the
-  same required dependencies initialised, no taskgate code. Same CPython for every row; warm disk cache and .pyc.
-""",
-        )
-    )
-    ratios: dict[str, Any] = {}
-    floors = ("floor", "floor_get", "floor_get_pyd")
-    for ours_key in ("before_get", "ours_get", "ours_call", "ours", "ours_layer", *floors):
-        for base_key in ("mcp", "fastmcp", "fastmcp_tasks", *floors):
-            if ours_key == base_key or (ours_key in floors and base_key != "mcp"):
+Sign-in rows (bench/sign_in.py; the event then carries no API Gateway authorizer): ours_401 = the template's
+  default AuthMode (USER,CLIENT,IAM), a request without a token (the 401 that starts a client's sign-in);
+  ours_get_user = the same with a person's token from the stack's own authorization server (HS256: the key read
+  from Secrets Manager, answered by the stub); ours_get_agent = AuthMode JWT (CLIENT), an agent's token of the
+  issuer (RS256: the issuer's JWKS fetched over loopback HTTP, as from Cognito). before_401 / before_get_agent:
+  the --before revision with the same JWT environment and token, in the same rounds.
+ours = `import api_handler` with the ApiFunction's environment: Powertools Logger/Metrics, the DynamoDB client,
+  the composition root, the Starlette app, Mangum. floor = bench/stack_floor.py: the same required dependencies
+  initialised, no taskgate code. Same CPython for every row; warm disk cache and .pyc.
+"""
+FLOORS = ("floor", "floor_get", "floor_get_pyd")
+BASELINES = ("mcp", "fastmcp", "fastmcp_tasks", *FLOORS)
+SIGNED_IN = ("before_401", "before_get_agent", "ours_401", "ours_get_user", "ours_get_agent")
+
+
+def cold_ratios(by: dict[str, coldstart.Contender]) -> dict[str, dict[str, float]]:
+    """``ours/base`` for every pair measured: ratio of medians, median of per-round ratios, cpu."""
+    ratios: dict[str, dict[str, float]] = {}
+    for ours_key in ("before_get", "ours_get", *SIGNED_IN, "ours_call", "ours", "ours_layer", *FLOORS):
+        for base_key in BASELINES:
+            if ours_key == base_key or (ours_key in FLOORS and base_key != "mcp"):
                 continue
             if ours_key in by and base_key in by:
                 a, b = by[ours_key], by[base_key]
@@ -163,244 +139,145 @@ ours = `import api_handler` with the ApiFunction's environment (TASK_TABLE, STAT
                     "median_of_paired_ratios": median(paired),
                     "cpu_ratio_of_medians": ratio(median(a.cpu_s), median(b.cpu_s)),
                 }
-    rrows = [
-        [
-            k,
-            fmt(v["ratio_of_medians"], 2),
-            fmt(v["median_of_paired_ratios"], 2),
-            fmt(v["cpu_ratio_of_medians"], 2),
-        ]
-        for k, v in ratios.items()
-    ]
-    goal = ratios.get("ours/mcp", {}).get("ratio_of_medians", math.nan)
-    goal_layer = ratios.get("ours_layer/mcp", {}).get("ratio_of_medians", math.nan)
-    floor = ratios.get("floor/mcp", {}).get("ratio_of_medians", math.nan)
-    get_goal = ratios.get("ours_get/mcp", {}).get("ratio_of_medians", math.nan)
-    get_paired = ratios.get("ours_get/mcp", {}).get("median_of_paired_ratios", math.nan)
-    get_cpu = ratios.get("ours_get/mcp", {}).get("cpu_ratio_of_medians", math.nan)
-    before_get = ratios.get("before_get/mcp", {}).get("ratio_of_medians", math.nan)
-    call_ratio = ratios.get("ours_call/mcp", {}).get("ratio_of_medians", math.nan)
-    floor_get = ratios.get("floor_get/mcp", {}).get("ratio_of_medians", math.nan)
-    floor_get_pyd = ratios.get("floor_get_pyd/mcp", {}).get("ratio_of_medians", math.nan)
-    added_ms = (
-        (median(by["ours_layer"].spawn_to_ready_s) - median(by["floor"].spawn_to_ready_s)) * 1000
-        if "ours_layer" in by and "floor" in by
+    return ratios
+
+
+def _over_mcp(ratios: dict[str, dict[str, float]], key: str, which: str = "ratio_of_medians") -> float:
+    return ratios.get(f"{key}/mcp", {}).get(which, math.nan)
+
+
+def _cold_goals(ratios: dict[str, dict[str, float]], by: dict[str, coldstart.Contender]) -> dict[str, Any]:
+    layer, floor = by.get("ours_layer"), by.get("floor")
+    added = (
+        (median(layer.spawn_to_ready_s) - median(floor.spawn_to_ready_s)) * 1000
+        if layer and floor
         else math.nan
     )
+    return {
+        "goal_ours_over_import_mcp": {
+            "target": 0.4,
+            "venv": _over_mcp(ratios, "ours"),
+            "layer_venv": _over_mcp(ratios, "ours_layer"),
+            "floor": _over_mcp(ratios, "floor"),
+        },
+        "goal_tasks_get_over_import_mcp": {
+            "target": 0.45,
+            "ours_get": _over_mcp(ratios, "ours_get"),
+            "ours_get_paired": _over_mcp(ratios, "ours_get", "median_of_paired_ratios"),
+            "ours_get_cpu": _over_mcp(ratios, "ours_get", "cpu_ratio_of_medians"),
+            **{key: _over_mcp(ratios, key) for key in (*FLOORS, "ours_call", "before_get")},
+        },
+        "ours_layer_minus_floor_ms": added,
+    }
+
+
+def _cold_goal_note(goals: dict[str, Any], measured_before: bool) -> str:
+    get, init = goals["goal_tasks_get_over_import_mcp"], goals["goal_ours_over_import_mcp"]
+    before = f", and the --before revision's tasks/get {fmt(get['before_get'], 2)}" if measured_before else ""
+    return f"""
+Goal: a tasks/get cold start (init + first request, layer-only venv) <= 0.45 x `import mcp`. Measured:
+  {fmt(get["ours_get"], 2)} (ratio of medians; {fmt(get["ours_get_paired"], 2)} median of per-round ratios; {fmt(get["ours_get_cpu"], 2)} in CPU time):
+  {"met" if get["ours_get"] <= 0.45 else "not met"}. Beside it, same rounds: the required-stack floor {fmt(init["floor"], 2)} (stack_floor.py,
+  import and init only), the part of it a tasks/get uses, used once {fmt(get["floor_get"], 2)} (stack_floor_get.py), the
+  same with the pydantic a tasks/get needs here {fmt(get["floor_get_pyd"], 2)} (settings + params models), a first
+  tools/call {fmt(get["ours_call"], 2)}{before}.
+Init alone: ours < 0.40 x `import mcp`. Measured: {fmt(init["venv"], 2)} (.venv), {fmt(init["layer_venv"], 2)} (layer-only venv).
+taskgate's init is {fmt(goals["ours_layer_minus_floor_ms"], 0)} ms from the floor (ours_layer - floor, medians).
+mcp = mcp 2.3.0; fastmcp = minimal FastMCP 4.1.4 server; fastmcp_tasks = the same plus fastmcp-tasks.
+"""
+
+
+def section_cold(plan: Plan, report: dict[str, Any], before: Path | None = None) -> dict[str, Any]:
+    missing = [str(p) for p in (MCP_PY, FASTMCP_PY, LAYER_PY) if not p.exists()]
+    res = coldstart.run(plan.cold_runs, plan.nopyc_runs, progress, before=before)
+    cs: list[coldstart.Contender] = res["contenders"]
+    by = {c.key: c for c in cs}
+    columns = [
+        "contender",
+        "runs",
+        "spawn->ready p50",
+        "p90",
+        "in-process p50",
+        "process wall p50",
+        "cpu p50",
+    ]
+    rows = [
+        [c.label, len(c.spawn_to_ready_s), *(fmt(f(v) * 1000, 0) for f, v in (
+            (median, c.spawn_to_ready_s), (p90, c.spawn_to_ready_s), (median, c.in_process_s),
+            (median, c.process_wall_s), (median, c.cpu_s)))]
+        for c in cs
+    ]  # fmt: skip
+    say(table("1. Cold start: fresh process until ready (ms)", columns, rows, note=COLD_NOTE))
+    ratios = cold_ratios(by)
+    goals = _cold_goals(ratios, by)
+    rrows = [[k, *(fmt(v[m], 2) for m in v)] for k, v in ratios.items()]
+    headers = ["ours / baseline", "ratio of medians", "median of per-round ratios", "cpu ratio"]
     say(
         table(
             "1b. Cold-start ratios (spawn->ready)",
-            ["ours / baseline", "ratio of medians", "median of per-round ratios", "cpu ratio"],
+            headers,
             rrows,
-            note=f"""
-Goal: a tasks/get cold start (init + first request, layer-only venv) <= 0.45 x `import mcp`. Measured:
-  {fmt(get_goal, 2)} (ratio of medians; {fmt(get_paired, 2)} median of per-round ratios; {fmt(get_cpu, 2)} in CPU time):
-  {"met" if get_goal <= 0.45 else "not met"}. Beside it, same rounds: the required-stack floor {fmt(floor, 2)} (stack_floor.py,
-  import and init only), the part of it a tasks/get uses, used once {fmt(floor_get, 2)} (stack_floor_get.py), the
-  same with the pydantic a tasks/get needs here {fmt(floor_get_pyd, 2)} (settings + params models), a first
-  tools/call {fmt(call_ratio, 2)}{f", and the --before revision's tasks/get {fmt(before_get, 2)}" if "before_get" in by else ""}.
-Init alone: ours < 0.40 x `import mcp`. Measured: {fmt(goal, 2)} (.venv), {fmt(goal_layer, 2)} (layer-only venv):
-  {"met" if goal < 0.4 else "not met"} / {"met" if goal_layer < 0.4 else "not met"}. (A report, not an assertion.)
-The required stack alone (floor) is {fmt(floor, 2)} x `import mcp`; taskgate's init is {fmt(added_ms, 0)} ms from it
-  (ours_layer - floor, medians; below zero: under the floor, by building less at init and trimming botocore's data).
-mcp = mcp 2.3.0; fastmcp = minimal FastMCP 4.1.4 server; fastmcp_tasks = the same plus fastmcp-tasks.
-""",
+            note=_cold_goal_note(goals, "before_get" in by),
         )
     )
     if missing:
         say(f"  (missing venvs, rows skipped: {', '.join(missing)}; run bench/setup.sh)\n")
-
-    ours = by.get("ours")
-    importtime: dict[str, Any] = {}
-    for key, name in (("before_get", "1c''"), ("ours_get", "1c'")):
-        first = by.get(key)
-        if first is None or not first.modules_cum:
-            continue
-        top_get = first.top_modules(10, "cumulative")
-        say(
-            table(
-                f"{name}. {first.label}, -X importtime: top 10 modules by cumulative time",
-                ["module (indent = import depth)", "cumulative ms", "self ms"],
-                [["  " * d + m, fmt(cum, 1), fmt(slf, 1)] for m, d, cum, slf in top_get],
-                note="Init and the first request: what the request itself imports shows up here too.",
-            )
-        )
-        importtime[f"{key}_top_cumulative"] = [
-            dict(zip(("module", "depth", "cum_ms", "self_ms"), t, strict=True)) for t in top_get
-        ]
-    if ours and ours.modules_cum:
-        top = ours.top_modules(10, "cumulative")
-        say(
-            table(
-                "1c. ApiFunction init (.venv), -X importtime: top 10 modules by cumulative time",
-                ["module (indent = import depth)", "cumulative ms", "self ms"],
-                [["  " * d + m, fmt(cum, 1), fmt(slf, 1)] for m, d, cum, slf in top],
-                note="Medians over the importtime runs. A module's self time includes any work its body does at import.",
-            )
-        )
-        top_self = ours.top_modules(10, "self")
-        say(
-            table(
-                "1d. ApiFunction init (.venv), -X importtime: top 10 modules by self time",
-                ["module", "self ms", "cumulative ms"],
-                [[m, fmt(slf, 1), fmt(cum, 1)] for m, _, cum, slf in top_self],
-                note="""
-api_handler's self time is its module body minus its imports: creating the botocore clients (botocore loads and
-  parses service models and endpoint rules from JSON), the tool registry, McpServer, the app and Mangum.
-""",
-            )
-        )
-        importtime["ours_top_cumulative"] = [
-            dict(zip(("module", "depth", "cum_ms", "self_ms"), t, strict=True)) for t in top
-        ]
-        importtime["ours_top_self"] = [
-            dict(zip(("module", "depth", "cum_ms", "self_ms"), t, strict=True)) for t in top_self
-        ]
-        layer = by.get("ours_layer")
-        if layer and layer.modules_cum:
-            extra = [
-                (m, ours.depth[m], median(v) / 1000)
-                for m, v in ours.modules_cum.items()
-                if m.split(".")[0] not in {x.split(".")[0] for x in layer.modules_cum}
-            ]
-            roots: dict[str, float] = {}
-            for m, _, cum in extra:
-                root = m.split(".")[0]
-                roots[root] = max(roots.get(root, 0.0), cum)
-            dev_only = sorted(roots.items(), key=lambda kv: kv[1], reverse=True)[:8]
-            say(
-                table(
-                    "1e. Imported in .venv but absent from the layer-only venv (dev/test extras botocore picks up)",
-                    ["package", "largest cumulative ms"],
-                    [[k, fmt(v, 1)] for k, v in dev_only],
-                    note="botocore imports awscrt and urllib3 imports pyOpenSSL whenever installed; a `sam build` layer has neither.",
-                )
-            )
-            importtime["dev_only_packages_ms"] = dict(dev_only)
     nopyc = res["nopyc"]
     if nopyc is not None:
-        say(
-            table(
-                "1f. Cold start without shipped bytecode (spawn->ready, ms)",
-                ["variant", "runs", "p50", "same rounds with .pyc p50", "x"],
-                [
-                    [
-                        nopyc.label,
-                        len(nopyc.seconds),
-                        fmt(median(nopyc.seconds) * 1000, 0),
-                        fmt(median(nopyc.with_pyc_same_run) * 1000, 0),
-                        fmt(ratio(median(nopyc.seconds), median(nopyc.with_pyc_same_run)), 2),
-                    ]
-                ],
-                note="""
-Lambda's /opt (layers) and /var/task are read-only: .pyc that the build did not ship are compiled at every cold
-  start. Emulated with -X pycache_prefix holding only the stdlib's .pyc and PYTHONDONTWRITEBYTECODE=1.
-  This was the deployed figure while the layers used SAM's python3.13 builder; layers/Makefile now ships
-  unchecked-hash .pyc for every module, so a deployed cold start is the "with .pyc" one.
-""",
-            )
-        )
+        say(_nopyc_table(nopyc))
     out = {
         "contenders": {c.key: c.summary() for c in cs},
         "ratios": ratios,
-        "goal_ours_over_import_mcp": {"target": 0.4, "venv": goal, "layer_venv": goal_layer, "floor": floor},
-        "goal_tasks_get_over_import_mcp": {
-            "target": 0.45,
-            "ours_get": get_goal,
-            "ours_get_cpu": get_cpu,
-            "floor": floor,
-            "floor_get": floor_get,
-            "floor_get_pydantic": floor_get_pyd,
-            "ours_call": call_ratio,
-            "before_get": before_get,
-        },
-        "ours_layer_minus_floor_ms": added_ms,
-        "importtime": importtime,
+        **goals,
         "nopyc": dataclasses.asdict(nopyc) if nopyc else None,
     }
     report["cold"] = out
     return out
 
 
-# --- 2. warm ----------------------------------------------------------------------------
-def section_warm(plan: Plan, report: dict[str, Any], tmp: Path) -> dict[str, Any]:
-    progress(f"warm: {plan.warm_repeats} batches per row (fresh process)")
-    data = worker(
-        "warm.py",
-        tmp / "warm.json",
-        "--repeats",
-        str(plan.warm_repeats),
-        "--batch",
-        str(plan.warm_batch),
-        "--adapter-batch",
-        str(plan.adapter_batch),
+def _nopyc_table(nopyc: coldstart.NoPyc) -> str:
+    with_pyc = median(nopyc.with_pyc_same_run)
+    row = [nopyc.label, len(nopyc.seconds), fmt(median(nopyc.seconds) * 1000, 0), fmt(with_pyc * 1000, 0)]
+    return table(
+        "1f. Cold start without shipped bytecode (spawn->ready, ms)",
+        ["variant", "runs", "p50", "same rounds with .pyc p50", "x"],
+        [[*row, fmt(ratio(median(nopyc.seconds), with_pyc), 2)]],
+        note="""
+Lambda's /opt (layers) and /var/task are read-only: .pyc that the build did not ship are compiled at every cold
+  start. Emulated with -X pycache_prefix holding only the stdlib's .pyc and PYTHONDONTWRITEBYTECODE=1.
+  layers/Makefile ships unchecked-hash .pyc for every module, so a deployed cold start is the "with .pyc" one.
+""",
     )
-    rows = data["rows"]
-    ping = next(r for r in rows if r["name"].startswith("ping"))["us_per_op_median"]
-    direct_get = next(r for r in rows if r["path"] == "direct" and r["name"].startswith("tasks/get"))[
-        "us_per_op_median"
-    ]
-    direct_call = next(r for r in rows if r["path"] == "direct" and r["name"].startswith("tools/call"))[
-        "us_per_op_median"
-    ]
-    out_rows = []
-    for r in rows:
-        same_direct = (
-            direct_get
-            if r["name"].startswith("tasks/get")
-            else direct_call
-            if r["name"].startswith("tools/call")
-            else None
-        )
-        out_rows.append(
-            [
-                r["path"],
-                r["name"],
-                r["batch"],
-                fmt(r["us_per_op_median"], 1),
-                fmt(r["us_per_op_min"], 1),
-                fmt(r["us_per_op_p90"], 1),
-                fmt(ratio(r["us_per_op_median"], ping), 1),
-                fmt(ratio(r["us_per_op_median"], same_direct), 1)
-                if same_direct and r["path"] != "direct"
-                else "",
-                fmt(r["threads_started_per_op"], 2),
-            ]
-        )
-    say(
-        table(
-            "2. Warm per-request cost, in-process (µs/op; median of per-batch means)",
-            [
-                "path",
-                "request (2026-07-28 wire)",
-                "batch",
-                "p50",
-                "min",
-                "p90",
-                "x ping",
-                "x direct",
-                "threads/op",
-            ],
-            out_rows,
-            note=f"""
-{data["repeats"]} timed batches per row, rows interleaved batch by batch, 2 warm-up batches discarded; GC on.
-direct: McpServer.handle(body, headers, owner) built by taskgate.wiring over in-memory fakes (bench/fakes.py:
-  MemoryTaskStore/MemoryWorkflow implement the domain ports with dicts), no-op audit hook: our protocol and
-  domain code alone. Excludes JSON parse/serialise, HTTP, and the DynamoDB item encoding in our adapter.
+
+
+# --- 2. warm ----------------------------------------------------------------------------
+WARM_NOTE = """
+{repeats} timed batches per row, rows interleaved batch by batch, 2 warm-up batches discarded; GC on.
+direct: McpServer.handle(body, headers, owner) of the composition root on the in-memory ports
+  (taskgate.testing.memory), no audit hook: our protocol and domain code alone. Excludes JSON parse/serialise,
+  HTTP, and the DynamoDB item encoding in our adapter.
 ASGI: the same through create_app (bytes in, bytes out; Starlette routing, json.loads, run_in_threadpool hop,
   JSONResponse), one persistent event loop. The no-op row times Starlette's run_in_threadpool alone: the
   thread hand-off http_app makes for every POST (costly on a busy 2-core machine).
-Mangum / Lambda handler: api_handler loaded as Lambda loads it (wiring on the same fakes): an API Gateway v2
-  event through Mangum, and through Powertools' inject_lambda_context/capture_lambda_handler/log_metrics too
-  (audit log lines and EMF go to /dev/null).
-threads/op: threads started per request (one extra untimed batch). Mangum runs each invocation as a new
-  asyncio task (loop.run_until_complete); anyio stops its worker threads when that root task ends, so
-  http_app's run_in_threadpool starts a fresh thread for every Lambda request.
-adapters+botocore: the real DynamoDBTaskStore/StepFunctionsWorkflow and boto3 clients (validation,
-  serialisation, SigV4, parsing); a before-send hook answers instead of the network (fakes.CannedAws).
-""",
-        )
-    )
+adapters+botocore: the real DynamoDBTaskStore and boto3 client (validation, serialisation, SigV4, parsing);
+  a before-send hook answers instead of the network (tests/fakes.py CannedAws).
+"""
+
+
+def section_warm(plan: Plan, report: dict[str, Any], tmp: Path) -> dict[str, Any]:
+    progress(f"warm: {plan.warm_repeats} batches per row (fresh process)")
+    args = ("--repeats", str(plan.warm_repeats), "--batch", str(plan.warm_batch))
+    data = worker("warm.py", tmp / "warm.json", *args, "--adapter-batch", str(plan.adapter_batch))
+    # The same method's direct cost, for the other paths (by the method the row's name starts with).
+    direct = {r["name"].split()[0]: r["us_per_op_median"] for r in data["rows"] if r["path"] == "direct"}
+    rows = [
+        [r["path"], r["name"], r["batch"], *(fmt(r[k], 1) for k in ("us_per_op_median", "us_per_op_min", "us_per_op_p90")),
+         fmt(ratio(r["us_per_op_median"], direct[r["name"].split()[0]]), 1) if r["path"] != "direct" and r["name"].split()[0] in direct else ""]
+        for r in data["rows"]
+    ]  # fmt: skip
+    columns = ["path", "request (2026-07-28 wire)", "batch", "p50", "min", "p90", "x direct"]
+    title = "2. Warm per-request cost, in-process (µs/op; median of per-batch means)"
+    say(table(title, columns, rows, note=WARM_NOTE.format(repeats=data["repeats"])))
     report["warm"] = data
     return data
 
@@ -518,103 +395,78 @@ wiring is built on the in-memory fakes (no moto, no boto3 clients are created; b
 
 
 # --- summary ------------------------------------------------------------------------------
-def summary(report: dict[str, Any]) -> None:
-    rows: list[list[str]] = []
-
-    def add(section: str, figure: str, value: str, unit: str = "") -> None:
-        rows.append([section, figure, value, unit])
-
-    cold = report.get("cold")
-    if cold:
-        c = cold["contenders"]
-        for key in (
-            "before_get",
-            "ours_get",
-            "ours_call",
-            "ours",
-            "ours_layer",
-            "floor",
-            "floor_get",
-            "mcp",
-            "fastmcp",
-            "fastmcp_tasks",
-        ):
-            if key in c:
-                add(
-                    "cold start",
-                    c[key]["label"],
-                    fmt(c[key]["spawn_to_ready_s"]["median"] * 1000, 0),
-                    "ms p50",
-                )
-        if cold.get("nopyc"):
-            add(
-                "cold start",
-                cold["nopyc"]["label"],
-                fmt(median(cold["nopyc"]["seconds"]) * 1000, 0),
-                "ms p50",
-            )
-        r = cold["ratios"]
-        for key in (
-            "before_get/mcp",
-            "ours_get/mcp",
-            "floor_get/mcp",
-            "ours_call/mcp",
-            "ours/mcp",
-            "ours_layer/mcp",
-            "floor/mcp",
-            "ours/fastmcp",
-            "ours/fastmcp_tasks",
-        ):
-            if key in r:
-                add("cold ratio", key, fmt(r[key]["ratio_of_medians"], 2), "x")
-        add(
+def _cold_summary(cold: dict[str, Any]) -> list[list[str]]:
+    c, r, g = cold["contenders"], cold["ratios"], cold["goal_ours_over_import_mcp"]
+    keys = ("before_get", "ours_get", "ours_call", "ours", "ours_layer", "floor", "floor_get", *BASELINES[:3])
+    rows = [
+        ["cold start", c[k]["label"], fmt(c[k]["spawn_to_ready_s"]["median"] * 1000, 0), "ms p50"]
+        for k in keys
+        if k in c
+    ]
+    if cold.get("nopyc"):
+        rows.append(
+            ["cold start", cold["nopyc"]["label"], fmt(median(cold["nopyc"]["seconds"]) * 1000, 0), "ms p50"]
+        )
+    pairs = ("before_get", "ours_get", "floor_get", "ours_call", "ours", "ours_layer", "floor")
+    ratio_keys = (*(f"{k}/mcp" for k in pairs), "ours/fastmcp", "ours/fastmcp_tasks")
+    rows += [["cold ratio", k, fmt(r[k]["ratio_of_medians"], 2), "x"] for k in ratio_keys if k in r]
+    rows.append(
+        [
             "cold floor",
             "taskgate's own code (ours_layer - floor)",
             fmt(cold["ours_layer_minus_floor_ms"], 0),
             "ms p50",
-        )
-        g = cold["goal_ours_over_import_mcp"]
-        verdict = (
-            f"{'met' if g['venv'] < 0.4 else 'not met'} / {'met' if g['layer_venv'] < 0.4 else 'not met'}"
-        )
-        add(
+        ]
+    )
+    rows.append(
+        [
             "cold goal",
             "ours/mcp < 0.40? (.venv / layer venv)",
             f"{fmt(g['venv'], 2)} / {fmt(g['layer_venv'], 2)}",
-            verdict,
+            "",
+        ]
+    )
+    return rows  # fmt: skip
+
+
+def _other_summaries(report: dict[str, Any]) -> list[list[str]]:
+    rows = [
+        ["warm", f"{r['path']}: {r['name']}", fmt(r["us_per_op_median"], 1), "µs/op p50"]
+        for r in report.get("warm", {}).get("rows", [])
+    ]
+    if e2e := report.get("e2e"):
+        rows += [
+            ["e2e", s["label"], fmt(s["tasks_per_s_median"], 1), "tasks/s"] for s in e2e["servers"].values()
+        ]
+        rows.append(
+            [
+                "e2e ratio",
+                "ours/FastMCP tasks/s (a floor: ours runs on moto)",
+                fmt(e2e["ratio_tasks_per_s_ours_over_fastmcp"], 2),
+                "x",
+            ]
         )
-    warm = report.get("warm")
-    if warm:
-        for r in warm["rows"]:
-            add("warm", f"{r['path']}: {r['name']}", fmt(r["us_per_op_median"], 1), "µs/op p50")
-    e2e = report.get("e2e")
-    if e2e:
-        for s in e2e["servers"].values():
-            add("e2e", s["label"], fmt(s["tasks_per_s_median"], 1), "tasks/s")
-        add(
-            "e2e ratio",
-            "ours/FastMCP tasks/s (a floor: ours runs on moto)",
-            fmt(e2e["ratio_tasks_per_s_ours_over_fastmcp"], 2),
-            "x",
+        rows.append(
+            [
+                "e2e ratio",
+                "ours/FastMCP server/discover req/s (no AWS)",
+                fmt(e2e["ratio_discover_rps_ours_over_fastmcp"], 2),
+                "x",
+            ]
         )
-        add(
-            "e2e ratio",
-            "ours/FastMCP server/discover req/s (no AWS)",
-            fmt(e2e["ratio_discover_rps_ours_over_fastmcp"], 2),
-            "x",
-        )
-    mem = report.get("memory")
-    if mem:
-        n = mem["requests"]
-        add("memory", "ru_maxrss, handler ready", fmt(mem["maxrss_kib_ready"] / 1024, 1), "MiB")
-        add("memory", f"ru_maxrss, after {n:,} requests", fmt(mem["maxrss_kib_after"] / 1024, 1), "MiB")
-        add(
-            "memory",
-            f"growth over {n:,} requests",
-            fmt((mem["maxrss_kib_after"] - mem["maxrss_kib_ready"]) / 1024, 2),
-            "MiB",
-        )
-    say(table("Summary", ["section", "figure", "value", "unit"], rows))  # fmt: skip
+    if mem := report.get("memory"):
+        n, ready, after = mem["requests"], mem["maxrss_kib_ready"] / 1024, mem["maxrss_kib_after"] / 1024
+        rows += [
+            ["memory", "ru_maxrss, handler ready", fmt(ready, 1), "MiB"],
+            ["memory", f"ru_maxrss, after {n:,} requests", fmt(after, 1), "MiB"],
+            ["memory", f"growth over {n:,} requests", fmt(after - ready, 2), "MiB"],
+        ]
+    return rows  # fmt: skip
+
+
+def summary(report: dict[str, Any]) -> None:
+    rows = (_cold_summary(report["cold"]) if report.get("cold") else []) + _other_summaries(report)
+    say(table("Summary", ["section", "figure", "value", "unit"], rows))
 
 
 def git_head() -> str | None:
@@ -633,6 +485,17 @@ def checkout(ref: str, tmp: Path) -> Path:
     tree.mkdir()
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    # The trimmed botocore data is built, not committed (bootstrap and layers/Makefile make it):
+    # without it that revision's clients would load botocore's whole data, and every before row
+    # would be slower for a reason no deployment has.
+    if (tree / "layers" / "taskgate" / "taskgate" / "adapters" / "botocore_trim.py").exists():
+        subprocess.run(
+            [str(LAYER_PY), "-m", "taskgate.adapters.botocore_trim"],
+            cwd=tree,
+            env={**base_env(), "PYTHONPATH": str(tree / "layers" / "taskgate")},
+            capture_output=True,
+            check=True,
+        )
     return tree
 
 

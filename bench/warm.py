@@ -13,20 +13,16 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import os
-import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchlib import ROOT, median, p90
+from benchlib import median, p90
 from taskgate_cli import protocol
 from tests.fakes import CannedAws
 
-from taskgate import wiring
 from taskgate.clock import now_ms
 from taskgate.config import Settings
 from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
@@ -37,7 +33,6 @@ from taskgate.root import Ports, Taskgate
 from taskgate.testing.memory import Memory, MemorySessionStore
 from taskgate.tools import Elicit
 
-JWT_OWNER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example#user-1234"
 OWNERS = [f"bench-owner-{i}" for i in range(8)]
 
 
@@ -135,33 +130,6 @@ async def asgi_post(app: Any, body: bytes, headers: dict[str, str], owner: str |
     return status, b"".join(chunks)
 
 
-class LambdaContext:
-    function_name = "taskgate-bench-api"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:taskgate-bench-api"
-    aws_request_id = "bench-request"
-    log_group_name = "/aws/lambda/taskgate-bench-api"
-    log_stream_name = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
-
-
-def api_event(template: dict[str, Any], method: str, params: dict[str, Any], msg_id: int) -> dict[str, Any]:
-    event: dict[str, Any] = json.loads(json.dumps(template))
-    event["headers"] = {"host": event["headers"]["host"], **headers_for(method, params)}
-    event["body"] = json.dumps(envelope(method, params, msg_id))
-    return event
-
-
-def load_api_handler() -> Any:
-    """``functions/api/api_handler.py`` as Lambda loads it (it is on PYTHONPATH)."""
-    import importlib
-
-    return importlib.import_module("api_handler")
-
-
 # --- rows ---------------------------------------------------------------------------------
 @dataclass
 class Row:
@@ -173,7 +141,6 @@ class Row:
     batch: int
     samples: list[float] = dataclasses.field(default_factory=list)
     checked: bool = False
-    threads_per_op: float = 0.0
 
 
 def direct(server: McpServer) -> Callable[[list[Any]], HttpReply | None]:
@@ -187,10 +154,6 @@ def direct(server: McpServer) -> Callable[[list[Any]], HttpReply | None]:
     return run
 
 
-def not_found(reply: Any) -> bool:
-    return isinstance(reply, HttpReply) and reply.status == 404 and reply.body is not None
-
-
 def ok_reply(reply: Any) -> bool:
     return (
         isinstance(reply, HttpReply)
@@ -200,18 +163,15 @@ def ok_reply(reply: Any) -> bool:
     )
 
 
-def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any]]:
+def build_rows(batch: int, adapter_batch: int) -> list[Row]:
     memory = Memory(clock=now_ms)
     store = memory.store
     settings = Settings.from_env()
     server = Taskgate(settings, memory.ports(with_bucket=False)).server  # no audit hook: our code only
-    info: dict[str, Any] = {}
 
     # A completed task with its result inline, read over and over.
     done = record(OWNERS[0], TaskStatus.COMPLETED, **COMPLETED)
     store.put(done)
-    jwt_done = dataclasses.replace(done, task_id=done.task_id[:-4] + "beef", owner=JWT_OWNER)
-    store.put(jwt_done)
 
     def same(c: Call) -> Callable[[int], list[Any]]:
         return lambda n: [c] * n
@@ -245,9 +205,6 @@ def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any
 
     run = direct(server)
     rows = [
-        # 2026-07-28 removed ping: its 404 + -32601 is still the envelope + dispatch baseline.
-        Row("ping (baseline: envelope + dispatch, -32601)", "direct", same(call("ping", {}, OWNERS[0])), run, not_found, batch),
-        Row("server/discover", "direct", same(call("server/discover", {}, OWNERS[0])), run, ok_reply, batch),
         Row("tools/call -> task", "direct", creates, run, lambda r: ok_reply(r) and r.body["result"]["resultType"] == "task", batch),
         Row("tasks/get (completed, result inline)", "direct", same(call("tasks/get", {"taskId": done.task_id}, done.owner)), run, lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch),
         Row("tasks/update (answers a parked task)", "direct", parked, run, ok_reply, batch),
@@ -303,48 +260,11 @@ def build_rows(batch: int, adapter_batch: int) -> tuple[list[Row], dict[str, Any
         Row("tools/call -> task", "ASGI", asgi_creates, asgi_run, asgi_ok, batch),
     ]  # fmt: skip
 
-    # The Lambda entry point: API Gateway v2 event -> Powertools decorators -> Mangum -> app.
-    real_stdout = sys.stdout
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Powertools' log lines and EMF metrics go here
-    # The Lambda handler on a root of its own over the same fakes (its init adds the audit hook).
-    wiring.reset(to=Taskgate(settings, memory.ports(with_bucket=False)))
-    api = load_api_handler()
-    info["lambda_stdout"] = "devnull"
-    template = json.loads((ROOT / "events" / "api_tasks_get.json").read_text())
-    ctx = LambdaContext()
-
-    def lambda_gets(n: int) -> list[Any]:
-        return [api_event(template, "tasks/get", {"taskId": jwt_done.task_id}, i) for i in range(n)]
-
-    def lambda_run(items: list[Any]) -> Any:
-        handler = api.handler
-        last = None
-        for event in items:
-            last = handler(event, ctx)
-        return last
-
-    def mangum_run(items: list[Any]) -> Any:
-        mangum = api._mangum
-        last = None
-        for event in items:
-            last = mangum(event, ctx)
-        return last
-
-    def lambda_ok(resp: Any) -> bool:
-        return bool(resp["statusCode"] == 200 and "result" in json.loads(resp["body"]))
-
-    rows += [
-        Row("tasks/get (completed, result inline)", "Mangum (no decorators)", lambda_gets, mangum_run, lambda_ok, batch),
-        Row("tasks/get (completed, result inline)", "Lambda handler", lambda_gets, lambda_run, lambda_ok, batch),
-    ]  # fmt: skip
-    info["restore_stdout"] = real_stdout
-
     # Real adapters and boto3 clients; only the HTTP send is replaced (CannedAws).
-    rows += adapter_rows(adapter_batch, settings)
-    return rows, info
+    return [*rows, adapter_row(adapter_batch, settings)]
 
 
-def adapter_rows(batch: int, settings: Any) -> list[Row]:
+def adapter_row(batch: int, settings: Any) -> Row:
     import boto3
     from botocore.config import Config
 
@@ -379,17 +299,8 @@ def adapter_rows(batch: int, settings: Any) -> list[Row]:
     item["result"] = {"S": json.dumps(COMPLETED["result"])}
     item["statusMessage"] = {"S": "The operation completed."}
 
-    def creates(n: int) -> list[Any]:
-        canned.finish_all()
-        args = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "bench"}}
-        return [call("tools/call", args, OWNERS[i % len(OWNERS)], i) for i in range(n)]
-
     get = call("tasks/get", {"taskId": done.task_id}, done.owner)
-    run = direct(server)
-    return [
-        Row("tools/call -> task (Query+PutItem+StartExecution)", "adapters+botocore", creates, run, lambda r: ok_reply(r) and r.body["result"]["resultType"] == "task", batch),
-        Row("tasks/get (GetItem)", "adapters+botocore", lambda n: [get] * n, run, lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch),
-    ]  # fmt: skip
+    return Row("tasks/get (GetItem)", "adapters+botocore", lambda n: [get] * n, direct(server), lambda r: ok_reply(r) and r.body["result"]["status"] == "completed", batch)  # fmt: skip
 
 
 def measure(rows: list[Row], repeats: int, warmup: int = 2) -> None:
@@ -407,27 +318,6 @@ def measure(rows: list[Row], repeats: int, warmup: int = 2) -> None:
                 row.samples.append(elapsed / row.batch / 1000)
 
 
-def count_threads(rows: list[Row]) -> None:
-    """Threads started per request, from one extra untimed batch per row."""
-    started = 0
-    original = threading.Thread.start
-
-    def counting_start(self: threading.Thread) -> None:
-        nonlocal started
-        started += 1
-        original(self)
-
-    threading.Thread.start = counting_start  # type: ignore[method-assign]
-    try:
-        for row in rows:
-            items = row.prepare(row.batch)
-            started = 0
-            row.run(items)
-            row.threads_per_op = started / row.batch
-    finally:
-        threading.Thread.start = original  # type: ignore[method-assign]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
@@ -435,10 +325,8 @@ def main() -> None:
     parser.add_argument("--adapter-batch", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=21)
     args = parser.parse_args()
-    rows, info = build_rows(args.batch, args.adapter_batch)
+    rows = build_rows(args.batch, args.adapter_batch)
     measure(rows, args.repeats)
-    count_threads(rows)
-    sys.stdout = info.pop("restore_stdout")
     out = {
         "repeats": args.repeats,
         "rows": [
@@ -449,12 +337,10 @@ def main() -> None:
                 "us_per_op_median": median(row.samples),
                 "us_per_op_min": min(row.samples),
                 "us_per_op_p90": p90(row.samples),
-                "threads_started_per_op": row.threads_per_op,
                 "samples": row.samples,
             }
             for row in rows
         ],
-        **info,
     }
     args.out.write_text(json.dumps(out, indent=1))
 

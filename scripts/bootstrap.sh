@@ -24,8 +24,9 @@ echo "bootstrap: creating .venv with $("$PY" --version) ($PY)"
 "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r requirements-dev.txt
-# The project itself, editable: puts the `taskgate` command (cli/) in .venv/bin.
-.venv/bin/python -m pip install -q -e .
+# The project itself, editable, with the local server's extra (uvicorn, moto): puts the
+# `taskgate` command (cli/) in .venv/bin.
+.venv/bin/python -m pip install -q -e ".[local]"
 # The slice of botocore's data the clients load (adapters/aws_clients.py), cut from .venv's botocore.
 PYTHONPATH=layers/taskgate .venv/bin/python -m taskgate.adapters.botocore_trim
 touch "$stamp"

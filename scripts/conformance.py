@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Run the MCP conformance suite against taskgate in its four selections and summarise it, stdlib only.
+"""Run the MCP conformance suite against taskgate in its four selections and summarise it (stdlib, and
+taskgate.local.process to start each local server).
 
     .venv/bin/python scripts/conformance.py                     # the four selections, a fresh local server each
     .venv/bin/python scripts/conformance.py --selection all --selection pending
@@ -42,17 +43,16 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
+
+from taskgate.local import process
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / ".tools" / "conformance"
@@ -244,15 +244,9 @@ def install(prefix: Path) -> Toolchain:
 # --- processes -------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def stop(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) -> None:
-    # Children run in their own session (start_server, run_suite), so signal the whole group:
-    # anything they forked goes too.
+    # The suite runs in a session of its own (run_suite), so signal the whole group: anything
+    # it forked goes too.
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if proc.poll() is not None:
             return
@@ -262,56 +256,19 @@ def stop(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) -> None:
             proc.wait(timeout=grace)
 
 
-def _server_python() -> str:
+def start_server(log_path: Path) -> process.LocalServer:
+    """A fresh local server (taskgate.local.process), healthy, or SetupError with its log."""
     venv_python = ROOT / ".venv" / "bin" / "python"
-    return str(venv_python) if venv_python.exists() else sys.executable
-
-
-def start_server(port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PORT": str(port),
-        # We probe 127.0.0.1, and a conformance run must never reach real AWS by way of the caller's env.
-        "HOST": "127.0.0.1",
-        "TASKGATE_BACKEND": "embedded",
-        "PYTHONPATH": "layers/taskgate:layers/tools",
-        # The suite's fixtures first (it calls whichever tool is listed first, with no arguments);
-        # a deployment never serves them (ToolModules' default is taskgate_tools).
-        "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
-        "PYTHONUNBUFFERED": "1",
-    }
-    with log_path.open("wb") as out:
-        # A file, not a pipe: nobody drains a pipe during a 20-minute run, and a full pipe stalls the server.
-        # A new session keeps Ctrl-C from reaching it first, so the finally-block decides how it stops.
-        return subprocess.Popen(
-            [_server_python(), "-m", "taskgate.local"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
-def wait_healthy(proc: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + HEALTH_TIMEOUT_S
-    while True:
-        if proc.poll() is not None:
-            raise SetupError(
-                f"server exited with {proc.returncode} before /health answered:\n{tail(log_path)}"
-            )
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise SetupError(
-                f"server gave no 200 on /health within {HEALTH_TIMEOUT_S:.0f} s:\n{tail(log_path)}"
-            )
-        time.sleep(0.2)
+    # The suite's fixtures first (it calls whichever tool is listed first, with no arguments);
+    # a deployment never serves them (ToolModules' default is taskgate_tools).
+    server = process.start(
+        log_path, python=str(venv_python) if venv_python.exists() else sys.executable, cwd=ROOT
+    )
+    try:
+        return server.wait(HEALTH_TIMEOUT_S)
+    except RuntimeError as err:
+        server.stop()
+        raise SetupError(str(err)) from err
 
 
 def run_suite(command: list[str], node_dir: Path, log_path: Path, timeout: float) -> int | None:
@@ -564,14 +521,12 @@ def run_selection(
     run = SelectionRun(name, label, out)
     out.mkdir(parents=True, exist_ok=True)
     suite_log, server_log = out / "conformance.log", out / "server.log"
-    server: subprocess.Popen[bytes] | None = None
+    server: process.LocalServer | None = None
     try:
         if url is None:
             # A fresh server for each selection: tasks one run leaves parked count against the next.
-            port = free_port()
-            url = f"http://127.0.0.1:{port}/mcp"
-            server = start_server(port, server_log)
-            wait_healthy(server, port, server_log)
+            server = start_server(server_log)
+            url = server.url
         command = [str(tools.node), str(tools.cli), "server", "--url", url]
         # With --scenario the suite runs that one scenario (at the selection's wire for --requirements).
         command += [*arguments, *(["--scenario", scenario] if scenario else []), "-o", str(out)]
@@ -583,11 +538,11 @@ def run_selection(
         started = time.monotonic()
         run.exit_code = run_suite(command, tools.node.parent, suite_log, timeout)
         run.seconds = round(time.monotonic() - started, 2)
-        if server is not None and server.poll() is not None:
-            run.reasons.append(f"the server exited with {server.returncode} during the run")
+        if server is not None and server.proc.poll() is not None:
+            run.reasons.append(f"the server exited with {server.proc.returncode} during the run")
     finally:
         if server is not None:
-            stop(server)
+            server.stop()
     run.scenarios = collect(out, before, suite_log.read_text(errors="replace"))
     run.checks = {n: _checks_of(s) for n, s in run.scenarios.items()}
     if run.exit_code is None:
@@ -693,42 +648,61 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 def main(argv: list[str]) -> int:
     args, passthrough = parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    selections: list[str] = args.selection or list(FOUR)
     out: Path = (args.out or _default_out()).resolve()
     out.mkdir(parents=True, exist_ok=True)
     baseline_path: Path | None = None if str(args.baseline) == "none" else args.baseline.resolve()
-
     try:
         baseline = load_baseline(baseline_path) if baseline_path else []
-        started = time.monotonic()
-        tools = install(TOOLS)
-        took = time.monotonic() - started
-        how = "installed" if tools.installed_now else "already installed"
-        log(f"install: {how} in {took:.1f} s (node {tools.node_version}, {SUITE_PACKAGE}@{SUITE_VERSION})")
-        for entry in baseline:
-            log(f"baseline: {entry.key}: {entry.reason} ({entry.link})")
-        runs: list[SelectionRun] = []
-        for name in selections:
-            run = run_selection(
-                name,
-                tools,
-                out / name,
-                url=args.url,
-                scenario=args.scenario,
-                baseline=baseline_path if baseline_path and baseline_path.exists() else None,
-                passthrough=passthrough,
-                timeout=args.timeout,
+        tools = _install_and_say(baseline)
+        runs = [
+            _judged(
+                run_selection(
+                    name,
+                    tools,
+                    out / name,
+                    url=args.url,
+                    scenario=args.scenario,
+                    baseline=baseline_path if baseline_path and baseline_path.exists() else None,
+                    passthrough=passthrough,
+                    timeout=args.timeout,
+                ),
+                baseline,
             )
-            run.unexpected, run.expected, run.stale = judge(run.scenarios, run.checks, baseline)
-            runs.append(run)
+            for name in args.selection or FOUR
+        ]
     except SetupError as err:
         log(f"error: {err}")
         return 2
+    summary = _summary(runs, tools, args, baseline)
+    summary_path = out / "summary.json"
+    summary_path.write_text(json.dumps(summary, indent=2) + "\n")
+    return _report(runs, summary, summary_path)
 
-    tasks = {
-        run.name: totals([s for n, s in run.scenarios.items() if n.startswith("tasks-")]) for run in runs
-    }
-    summary = {
+
+def _install_and_say(baseline: list[BaselineEntry]) -> Toolchain:
+    started = time.monotonic()
+    tools = install(TOOLS)
+    how = "installed" if tools.installed_now else "already installed"
+    took = time.monotonic() - started
+    log(f"install: {how} in {took:.1f} s (node {tools.node_version}, {SUITE_PACKAGE}@{SUITE_VERSION})")
+    for entry in baseline:
+        log(f"baseline: {entry.key}: {entry.reason} ({entry.link})")
+    return tools
+
+
+def _judged(run: SelectionRun, baseline: list[BaselineEntry]) -> SelectionRun:
+    run.unexpected, run.expected, run.stale = judge(run.scenarios, run.checks, baseline)
+    return run
+
+
+def _tasks_totals(run: SelectionRun) -> dict[str, int]:
+    return totals([s for n, s in run.scenarios.items() if n.startswith("tasks-")])
+
+
+def _summary(
+    runs: list[SelectionRun], tools: Toolchain, args: argparse.Namespace, baseline: list[BaselineEntry]
+) -> dict[str, Any]:
+    return {
         "ok": all(run.ok for run in runs),
         "conformance_version": SUITE_VERSION,
         "node_version": tools.node_version,
@@ -743,7 +717,7 @@ def main(argv: list[str]) -> int:
                 "suite_exit_code": run.exit_code,
                 "seconds": run.seconds,
                 "totals": run.totals,
-                "tasks_totals": tasks[run.name],
+                "tasks_totals": _tasks_totals(run),
                 "unexpected": run.unexpected,
                 "expected": run.expected,
                 "stale": run.stale,
@@ -760,24 +734,25 @@ def main(argv: list[str]) -> int:
             for run in runs
         },
     }
-    summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(summary, indent=2) + "\n")
 
+
+def _report(runs: list[SelectionRun], summary: dict[str, Any], summary_path: Path) -> int:
     log("")
     log(render_table(runs))
     for run in runs:
         problems = [p for s in run.scenarios.values() for p in s.problems]
         if problems:
             log(f"\n{run.label}: failures and warnings")
-            for p in problems:
-                mark = "expected" if f"{p['scenario']}:{p['id']}" in run.expected else p["status"]
-                log(f"  {mark:<8} {p['scenario']} / {p['id']}: {p['message'][:300]}")
+        for p in problems:
+            mark = "expected" if f"{p['scenario']}:{p['id']}" in run.expected else p["status"]
+            log(f"  {mark:<8} {p['scenario']} / {p['id']}: {p['message'][:300]}")
         if run.stale:
             log(f"\n{run.label}: baseline entries that now pass (remove them): {', '.join(run.stale)}")
     log(f"\nsummary: {summary_path}")
-    for name, t in tasks.items():
+    for run in runs:
+        t = _tasks_totals(run)
         if t["passed"] or t["failed"]:
-            log(f"tasks-* in {SELECTIONS[name][1]}: {t['passed']} passed, {t['failed']} failed")
+            log(f"tasks-* in {SELECTIONS[run.name][1]}: {t['passed']} passed, {t['failed']} failed")
     log("")
     for run in runs:
         log(run.summary_line())

@@ -15,14 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from taskgate.config import EXAMPLE_TOOL_MODULES, Settings
-from taskgate.domain.errors import TransitionRejected
-from taskgate.domain.jobs import JobKind
 from taskgate.domain.limits import Limits
-from taskgate.domain.model import TaskStatus
 from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.domain.sweeper import Sweeper
-from taskgate.domain.worker import StepKind, Worker
+from taskgate.domain.worker import Worker
 from taskgate.protocol.request_state import RequestStates
 from taskgate.protocol.server import McpServer
 from taskgate.protocol.services import InlineSlots
@@ -74,7 +71,6 @@ class World:
         self.worker: Worker = self.root.worker
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.root.on_audit(lambda event, fields: self.events.append((event, fields)))
-        self._tokens = 0
 
     @property
     def settings(self) -> Settings:
@@ -120,61 +116,13 @@ class World:
 
     def step(self, task_id: str) -> Any:
         """One RunTool step, then what the state machine does with its outcome."""
-        outcome = self.worker.run_step(task_id)
-        if outcome.kind is StepKind.INPUT_REQUIRED:
-            self._tokens += 1
-            token = f"token-{self._tokens}"
-            try:
-                self.store.park(task_id, token, self.clock())
-            except TransitionRejected:
-                self.workflow.executions[task_id] = "SUCCEEDED"  # AwaitInput's Catch: Done
-            else:
-                self.workflow.waiting[token] = task_id
-        elif outcome.kind is StepKind.CONTINUE:
-            self.workflow.runnable.append(task_id)
-        elif outcome.kind is StepKind.HAND_OFF:
-            self._start_job(task_id)
-        elif self.workflow.executions.get(task_id) == "RUNNING":
-            self.workflow.executions[task_id] = "SUCCEEDED"
-        return outcome
-
-    def _start_job(self, task_id: str) -> None:
-        """LoadJob, StartJob and the wait: a callback parks on a token (unless its outcome
-        came first: then RunTool); any other job starts and runs until ``finish_job``."""
-        record = self.store.get(task_id)
-        request = self.store.job_requests.get(task_id)
-        if record is None or record.status is not TaskStatus.WORKING or request is None:
-            self.workflow.executions[task_id] = "SUCCEEDED"  # StartJob's Choice: Done
-            return
-        if request["kind"] == JobKind.CALLBACK:
-            self._tokens += 1
-            token = f"callback-token-{self._tokens}"
-            try:
-                self.store.park_callback(task_id, request["key"], token, self.clock())
-            except TransitionRejected:
-                self.workflow.runnable.append(task_id)  # AwaitCallback's Catch: RunTool decides
-            else:
-                self.workflow.waiting[token] = task_id
-            return
-        assert record.job is not None
-        self.memory.jobs.start(task_id, record.job)
+        return self.memory.step(self.worker, task_id)
 
     def finish_job(
         self, task_id: str, output: Any = None, *, error: str | None = None, cause: str = ""
     ) -> None:
-        """The job the task waits on ends (``error``: failed so): the wait state's result
-        (or its Catch), then RecordJobOutcome, then RunTool."""
-        job = self.memory.jobs.running.pop(task_id)
-        raw: dict[str, Any] = {"Error": error, "Cause": cause} if error else {"ok": True, "output": output}
-        record = self.store.records[task_id]
-        try:
-            self.store.record_job_outcome(
-                task_id, job.key, raw, self.clock(), record.kept_alive(self.clock())
-            )
-        except TransitionRejected:
-            self.workflow.executions[task_id] = "SUCCEEDED"  # RecordJobOutcome's Catch: Done
-            return
-        self.workflow.runnable.append(task_id)
+        """The job the task waits on ends (``error``: failed so); see ``Memory.finish_job``."""
+        self.memory.finish_job(task_id, output, error=error, cause=cause)
 
     def job_request(self, task_id: str) -> dict[str, Any]:
         """What the state machine would start the task's job with (its jobRequest)."""
@@ -182,11 +130,7 @@ class World:
 
     def settle(self, max_steps: int = 100) -> None:
         """Run every queued execution until each has finished or parked."""
-        for _ in range(max_steps):
-            if not self.workflow.runnable:
-                return
-            self.step(self.workflow.runnable.pop(0))
-        raise AssertionError("executions did not settle")
+        self.memory.settle(self.worker, max_steps)
 
     def handle(self, body: Any, headers: dict[str, str] | None = None, owner: str = "anonymous") -> Any:
         return self.server.handle(body, headers or {}, owner)

@@ -78,6 +78,38 @@ def two_samples(args: NoInput, ctx: ToolContext) -> str:
     return f"{first.text}+{second.text} in {len(roots)} roots"
 
 
+class RolloutInput(BaseModel):
+    service: str = Field(description="The service to roll out")
+    waves: int = Field(default=3, ge=1, le=20, description="How many waves")
+    pause: float = Field(default=0.01, ge=0, le=5, description="Seconds each wave takes")
+    confirm: bool = Field(default=True, description="Ask the user first")
+
+
+@tool(description="Roll a service out in waves once the user confirms (an async def tool).")
+async def async_rollout(args: RolloutInput, ctx: ToolContext) -> str:
+    import asyncio
+
+    from taskgate.tools import Elicit, ToolError
+
+    ctx.log("info", f"planning {args.service}")
+    if args.confirm:
+        answer = ctx.ask(
+            "confirm",
+            Elicit(
+                message=f"Roll out {args.service} in {args.waves} waves?",
+                properties={"ok": {"type": "boolean"}},
+                required=["ok"],
+            ),
+        )
+        if not (answer.accepted and answer.content.get("ok")):
+            raise ToolError(f"{args.service}: not confirmed")
+    for wave in range(1, args.waves + 1):
+        await asyncio.sleep(args.pause)
+        ctx.progress(f"wave {wave} of {args.waves}", progress=wave, total=args.waves)
+        ctx.log("info", f"wave {wave} done", {"service": args.service})
+    return f"{args.service} rolled out in {args.waves} waves"
+
+
 def unicode_text(kilobytes: int) -> str:
     """Exactly ``kilobytes`` KiB of UTF-8 (or a few bytes less, at a character), in
     distinct lines of 2-, 3- and 4-byte characters: ASCII escaping would make it

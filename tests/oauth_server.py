@@ -59,7 +59,10 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from taskgate.auth.jwt import b64url_encode
+
+def b64url_encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
 
 PKCE_VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 CODE_TTL = 60
@@ -161,16 +164,14 @@ class LocalAuthorizationServer:
         self._keys.append((kid, rsa.generate_private_key(public_exponent=65537, key_size=2048)))
         return kid
 
-    def fetch(self, url: str, timeout: float) -> bytes:
-        """What an HTTP GET of this server's discovery or JWKS URL returns, without a socket
-        (``JwksCache(fetch=...)`` and ``discover_jwks_uri(fetch=...)`` in the unit tier)."""
+    def transport(self, method: str, url: str, form: Any, headers: Any, timeout: float) -> tuple[int, bytes]:
+        """What an HTTP request to this server answers, without a socket (the ``transport``
+        of taskgate/auth's outbound calls, in the unit tier)."""
         from starlette.testclient import TestClient
 
         with TestClient(self.app_for(self.base_url or "https://as.example")) as client:
-            response = client.get(url)
-        if response.status_code != 200:
-            raise OSError(f"{url}: HTTP {response.status_code}")
-        return response.content
+            response = client.request(method, url, data=form, headers=headers)
+        return response.status_code, response.content
 
     def jwks(self) -> dict[str, Any]:
         keys = []

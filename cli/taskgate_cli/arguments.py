@@ -19,29 +19,10 @@ def parse_arguments(pairs: list[str], input_schema: dict[str, Any]) -> dict[str,
     closed = input_schema.get("additionalProperties") is False
     out: dict[str, Any] = {}
     for pair in pairs:
-        raw_json = ":=" in pair and pair.index(":=") < pair.index("=")
-        key, _, text = pair.partition(":=" if raw_json else "=")
-        if not key or (not raw_json and "=" not in pair):
-            raise UsageError(f"expected key=value (or key:=json), got {pair!r}")
+        key, value = _argument(pair, properties, closed)
         if key in out:
             raise UsageError(f"argument {key} given twice")
-        prop = properties.get(key)
-        if prop is None and closed:
-            known = ", ".join(properties) or "none"
-            raise UsageError(f"unknown argument {key!r} (this tool takes: {known})")
-        if raw_json:
-            try:
-                out[key] = json.loads(text)
-            except ValueError:
-                raise UsageError(f"{key}: not valid JSON: {text!r}") from None
-            continue
-        if not isinstance(prop, dict):
-            out[key] = text  # not in the schema: sent as a string (use key:=json for other types)
-            continue
-        try:
-            out[key] = coerce(text, prop)
-        except Invalid as why:
-            raise UsageError(f"{key}: {why} ({describe(prop)}), got {text!r}") from None
+        out[key] = value
     missing = [name for name in input_schema.get("required") or [] if name not in out]
     if missing:
         details = ", ".join(
@@ -49,3 +30,26 @@ def parse_arguments(pairs: list[str], input_schema: dict[str, Any]) -> dict[str,
         )
         raise UsageError(f"missing required argument(s): {details}")
     return out
+
+
+def _argument(pair: str, properties: dict[str, Any], closed: bool) -> tuple[str, Any]:
+    """One ``key=value`` or ``key:=json``, typed."""
+    raw_json = ":=" in pair and pair.index(":=") < pair.index("=")
+    key, _, text = pair.partition(":=" if raw_json else "=")
+    if not key or (not raw_json and "=" not in pair):
+        raise UsageError(f"expected key=value (or key:=json), got {pair!r}")
+    prop = properties.get(key)
+    if prop is None and closed:
+        known = ", ".join(properties) or "none"
+        raise UsageError(f"unknown argument {key!r} (this tool takes: {known})")
+    if raw_json:
+        try:
+            return key, json.loads(text)
+        except ValueError:
+            raise UsageError(f"{key}: not valid JSON: {text!r}") from None
+    if not isinstance(prop, dict):
+        return key, text  # not in the schema: sent as a string (use key:=json for other types)
+    try:
+        return key, coerce(text, prop)
+    except Invalid as why:
+        raise UsageError(f"{key}: {why} ({describe(prop)}), got {text!r}") from None

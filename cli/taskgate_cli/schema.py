@@ -191,36 +191,48 @@ def check(value: Any, schema: dict[str, Any]) -> None:
     if options and value not in [v for v, _ in options]:
         raise Invalid("choose one of " + ", ".join(str(v) for v, _ in options))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        low, high = schema.get("minimum"), schema.get("maximum")
-        if isinstance(low, (int, float)) and value < low:
-            raise Invalid(f"must be at least {_num(low)}")
-        if isinstance(high, (int, float)) and value > high:
-            raise Invalid(f"must be at most {_num(high)}")
+        _check_number(value, schema)
     if isinstance(value, str):
-        min_len, max_len = schema.get("minLength"), schema.get("maxLength")
-        if isinstance(min_len, int) and len(value) < min_len:
-            raise Invalid(f"must be at least {min_len} characters")
-        if isinstance(max_len, int) and len(value) > max_len:
-            raise Invalid(f"must be at most {max_len} characters")
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str):
-            try:
-                matches = re.search(pattern, value) is not None
-            except re.error:
-                matches = True  # a pattern Python cannot read: the server decides
-            if not matches:
-                raise Invalid(f"must match {pattern}")
-        _check_format(value, schema.get("format"))
+        _check_text(value, schema)
     if isinstance(value, list):
-        items = schema.get("items")
+        _check_list(value, schema)
+
+
+def _check_number(value: float, schema: dict[str, Any]) -> None:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if isinstance(low, (int, float)) and value < low:
+        raise Invalid(f"must be at least {_num(low)}")
+    if isinstance(high, (int, float)) and value > high:
+        raise Invalid(f"must be at most {_num(high)}")
+
+
+def _check_text(value: str, schema: dict[str, Any]) -> None:
+    min_len, max_len = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(min_len, int) and len(value) < min_len:
+        raise Invalid(f"must be at least {min_len} characters")
+    if isinstance(max_len, int) and len(value) > max_len:
+        raise Invalid(f"must be at most {max_len} characters")
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            matches = re.search(pattern, value) is not None
+        except re.error:
+            matches = True  # a pattern Python cannot read: the server decides
+        if not matches:
+            raise Invalid(f"must match {pattern}")
+    _check_format(value, schema.get("format"))
+
+
+def _check_list(value: list[Any], schema: dict[str, Any]) -> None:
+    items = schema.get("items")
+    if isinstance(items, dict):
         for item in value:
-            if isinstance(items, dict):
-                check(item, items)
-        min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-        if isinstance(min_items, int) and len(value) < min_items:
-            raise Invalid(f"choose at least {min_items}")
-        if isinstance(max_items, int) and len(value) > max_items:
-            raise Invalid(f"choose at most {max_items}")
+            check(item, items)
+    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
+    if isinstance(min_items, int) and len(value) < min_items:
+        raise Invalid(f"choose at least {min_items}")
+    if isinstance(max_items, int) and len(value) > max_items:
+        raise Invalid(f"choose at most {max_items}")
 
 
 def _check_format(value: str, fmt: Any) -> None:

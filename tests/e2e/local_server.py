@@ -1,68 +1,27 @@
-"""Start `python -m taskgate.local` as a user would, on a free loopback port, for e2e tests."""
+"""Start `python -m taskgate.local` as a user would, on a free loopback port, for e2e tests
+(taskgate.local.process: the one way the tests, the bench and the scripts start it)."""
 
 from __future__ import annotations
 
-import os
 import pathlib
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from taskgate.config import EXAMPLE_TOOL_MODULES
+from taskgate.local.process import free_port, serving
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+__all__ = ["ROOT", "free_port", "run_setup", "running_server"]
 
 
 @contextmanager
 def running_server(log_path: pathlib.Path, port: int | None = None, **env: str) -> Iterator[str]:
     """Yield the server's /mcp URL; ``env`` adds settings (tokens, stream limits…). Give
     ``port`` when a setting must name the server's own URL (OAUTH_RESOURCE)."""
-    port = port or free_port()
-    full_env = {
-        **os.environ,
-        "PORT": str(port),
-        "PYTHONPATH": "layers/taskgate:layers/tools",
-        # The examples and the fixtures the tests drive (a deployment serves taskgate_tools).
-        "TOOL_MODULES": EXAMPLE_TOOL_MODULES,
-        **env,
-    }
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "taskgate.local"],
-            cwd=ROOT,
-            env=full_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"server did not start:\n{log_path.read_text()}") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    with serving(log_path, port=port, cwd=ROOT, timeout=30, **env) as server:
+        yield server.url
 
 
 def run_setup(script: pathlib.Path, label: str, timeout: float = 600) -> None:

@@ -115,6 +115,34 @@ class Stack:
     home: pathlib.Path
 
 
+def start_inspector(
+    tmp: pathlib.Path, ports: tuple[int, int, int], token: str, log: pathlib.Path
+) -> subprocess.Popen[str]:
+    """The Inspector's web UI with an empty, writable catalog, its state inside ``tmp``, its
+    web/API port, its MCP Apps sandbox port and its app-origin port as given."""
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    catalog = tmp / "catalog.json"
+    catalog.write_text(json.dumps({"mcpServers": {}}))
+    client_port, sandbox_port, app_origin_port = ports
+    return _start(
+        [str(NODE), str(LAUNCHER), "--web", "--catalog", str(catalog)],
+        {
+            **os.environ,
+            "HOME": str(home),  # ~/.mcp-inspector stays inside the test's temp dir
+            "MCP_STORAGE_DIR": str(tmp / "storage"),
+            "HOST": "127.0.0.1",
+            "CLIENT_PORT": str(client_port),  # the web UI and its API (the proxy to MCP servers)
+            "MCP_SANDBOX_PORT": str(sandbox_port),  # the MCP Apps sandbox
+            "MCP_APP_ORIGIN_PORT": str(app_origin_port),
+            "MCP_INSPECTOR_API_TOKEN": token,
+            "MCP_INSPECTOR_SECRET_STORE": "memory",
+            "MCP_AUTO_OPEN_ENABLED": "false",
+        },
+        log,
+    )
+
+
 @pytest.fixture(scope="module")
 def inspector_installed() -> None:
     started = time.monotonic()
@@ -139,9 +167,6 @@ def stack(inspector_installed: None, tmp_path_factory: pytest.TempPathFactory) -
     server_url = f"http://127.0.0.1:{server_port}/mcp"
     token = secrets.token_hex(16)
     home = tmp / "home"
-    home.mkdir()
-    catalog = tmp / "catalog.json"
-    catalog.write_text(json.dumps({"mcpServers": {}}))
     server_log, inspector_log = tmp / "server.log", tmp / "inspector.log"
 
     with ExitStack() as cleanup:
@@ -156,22 +181,7 @@ def stack(inspector_installed: None, tmp_path_factory: pytest.TempPathFactory) -
             server_log,
         )
         cleanup.callback(_stop, server)
-        inspector = _start(
-            [str(NODE), str(LAUNCHER), "--web", "--catalog", str(catalog)],
-            {
-                **os.environ,
-                "HOME": str(home),  # ~/.mcp-inspector stays inside the test's temp dir
-                "MCP_STORAGE_DIR": str(tmp / "storage"),
-                "HOST": "127.0.0.1",
-                "CLIENT_PORT": str(client_port),  # the web UI and its API (the proxy to MCP servers)
-                "MCP_SANDBOX_PORT": str(sandbox_port),  # the MCP Apps sandbox
-                "MCP_APP_ORIGIN_PORT": str(app_origin_port),
-                "MCP_INSPECTOR_API_TOKEN": token,
-                "MCP_INSPECTOR_SECRET_STORE": "memory",
-                "MCP_AUTO_OPEN_ENABLED": "false",
-            },
-            inspector_log,
-        )
+        inspector = start_inspector(tmp, (client_port, sandbox_port, app_origin_port), token, inspector_log)
         cleanup.callback(_stop, inspector)
         _wait_http(f"http://127.0.0.1:{server_port}/health", server, server_log, "taskgate")
         _wait_http(f"http://127.0.0.1:{client_port}/", inspector, inspector_log, "the Inspector web UI")

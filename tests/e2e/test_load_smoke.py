@@ -24,7 +24,6 @@ def test_load_smoke_n20(tmp_path: pathlib.Path) -> None:
         [
             sys.executable,
             "bench/load.py",
-            "--start-server",
             "--n",
             "20",
             "--out",

@@ -1,10 +1,12 @@
 """Sign-in costs nothing where it is off, and little where it is on: ApiFunction's cold
-start imports no ``cryptography`` without AuthMode JWT, and with it not until a request
-carries a token (a 401 is answered without it). Each case is a fresh interpreter running
-the real handler on a sample API Gateway event."""
+start imports no ``cryptography``, joserfc or Authlib without sign-in, and with it not until a
+request needs them (a 401, the metadata of the resource and of the authorization server are
+answered without). Each case is a fresh interpreter running the real handler on a sample API
+Gateway event."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import pathlib
@@ -31,13 +33,18 @@ class Context:
     aws_request_id = "r"
 
 event = json.load(open("events/api_server_discover.json"))
-if len(sys.argv) > 1:
+if len(sys.argv) > 1 and sys.argv[1].startswith("/"):
+    event["rawPath"] = event["requestContext"]["http"]["path"] = sys.argv[1]
+    event["requestContext"]["http"]["method"] = "GET"
+    event["body"] = ""
+elif len(sys.argv) > 1:
     event["headers"]["authorization"] = "Bearer " + sys.argv[1]
 reply = api_handler.handler(event, Context())
+heavy = ("cryptography", "joserfc", "authlib")
 print(json.dumps({
     "status": reply["statusCode"],
     "challenge": reply["headers"].get("www-authenticate"),
-    "cryptography": sorted(m for m in sys.modules if m.startswith("cryptography"))[:3],
+    "cryptography": sorted(m for m in sys.modules if m.startswith(heavy))[:3],
 }))
 """
 
@@ -49,6 +56,18 @@ BASE = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
+}
+# The stack's own authorization server (USER) beside agents' tokens (CLIENT), as deployed;
+# the secret and the keys unreachable: a token's check must try to read them.
+USER_SIGN_IN = {
+    "AUTH_MODE": "USER,CLIENT,IAM",
+    "PUBLIC_URL": "https://abc123.execute-api.us-east-1.amazonaws.com",
+    "OAUTH_ISSUER": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example",
+    "OAUTH_UPSTREAM_CLIENT_ID": "sign-in-client",
+    "OAUTH_CLIENT_IDS": "agent-client",
+    "OAUTH_SIGNING_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:sign-in-key",
+    "OAUTH_JWKS_URI": "http://127.0.0.1:9/jwks.json",
+    "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
 }
 SIGN_IN = {
     "AUTH_MODE": "JWT",
@@ -81,13 +100,38 @@ def test_without_sign_in_cryptography_is_never_imported(mode: str) -> None:
     assert out["status"] == 200 and out["cryptography"] == []
 
 
-def test_with_sign_in_a_401_is_answered_without_cryptography() -> None:
-    out = _run(SIGN_IN)
+@pytest.mark.parametrize("env", [SIGN_IN, USER_SIGN_IN], ids=["CLIENT", "USER,CLIENT,IAM"])
+def test_with_sign_in_a_401_is_answered_without_cryptography(env: dict[str, str]) -> None:
+    out = _run(env)
     assert out["status"] == 401 and out["cryptography"] == []
     assert (
         'resource_metadata="https://abc123.execute-api.us-east-1.amazonaws.com/.well-known/oauth-protected-resource/mcp"'
         in str(out["challenge"])
     )
-    # A token is what loads it (its keys cannot be fetched here: 503, to be retried).
-    with_token = _run(SIGN_IN, "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln")
-    assert with_token["status"] == 503 and with_token["cryptography"]
+    for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"):
+        metadata = _run(env, path)
+        expected = 200 if path.endswith("resource/mcp") or "USER" in env["AUTH_MODE"] else 404
+        assert metadata["status"] == expected and metadata["cryptography"] == [], path
+    # A token is what loads them (its keys cannot be had here: 503, to be retried).
+    header = (
+        "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiYXQrand0In0"
+        if "USER" in env["AUTH_MODE"]
+        else ("eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0")
+    )
+    issuer = (
+        "https://abc123.execute-api.us-east-1.amazonaws.com"
+        if "USER" in env["AUTH_MODE"]
+        else env["OAUTH_ISSUER"]
+    )
+    claims = {
+        "iss": issuer,
+        "sub": "x",
+        "aud": "https://abc123.execute-api.us-east-1.amazonaws.com/mcp",
+        "exp": 4102444800,
+        "scope": "taskgate/tasks",
+        "client_id": "c",
+        "idp": env["OAUTH_ISSUER"],
+    }
+    payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    with_token = _run(env, f"{header}.{payload}.c2ln")
+    assert with_token["status"] == 503 and with_token["cryptography"], with_token

@@ -331,7 +331,7 @@ def test_a_callback_that_comes_before_the_park_is_not_lost(cb_world: World) -> N
         cb_world.root.callbacks.deliver(tid, secret, {"status": "succeeded", "output": "fast"}).status == 200
     )
     # AwaitCallback finds the outcome there already: its write is refused and RunTool goes on.
-    cb_world._start_job(task_id)
+    cb_world.memory.start_job(task_id)
     cb_world.settle()
     assert mcp.get(task_id)["result"]["structuredContent"] == {"output": "fast"}
 

@@ -1,12 +1,15 @@
-"""AuthMode JWT on the fakes: taskgate as an OAuth protected resource. The 401 that tells
-an MCP client where to sign in (RFC 9728 ``resource_metadata``), the metadata itself,
-tokens from a local authorization server (tests/oauth_server.py) checked in the app, the
-owner they give, and every way a token is refused. The whole flow with a released client
-runs in tests/e2e/test_oauth.py."""
+"""Tokens at /mcp, on the fakes: taskgate as an OAuth protected resource. The 401 that tells
+an MCP client where to sign in (RFC 9728 ``resource_metadata``), the metadata itself, access
+tokens an issuer minted itself (AuthMode CLIENT: a local authorization server,
+tests/oauth_server.py) checked in the app, the owner they give, every way a token is refused,
+and how the issuer's keys are fetched (once, never per request, backing off while it fails).
+The stack's own authorization server (AuthMode USER) is tested in test_sign_in_server.py; the
+whole flow with released clients in tests/e2e/test_sign_in_hosts.py."""
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +17,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from taskgate.auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+from taskgate.auth.jwks import IssuerKeys, Throttled, discover
+from taskgate.auth.jwt import IssuerTokens, TokenVerifier
 from taskgate.auth.resource import ProtectedResource, SignIn
 from taskgate.auth.tokens import SigningKeysUnavailable, TokenError
 from taskgate.config import ConfigurationError, Settings
@@ -23,7 +27,7 @@ from taskgate.protocol.identity import owner_from_event, principal_arn
 from taskgate.protocol.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
-from tests.oauth_server import LocalAuthorizationServer
+from tests.oauth_server import LocalAuthorizationServer, b64url_encode
 
 RESOURCE = "https://taskgate.example/mcp"
 METADATA_URL = "https://taskgate.example/.well-known/oauth-protected-resource/mcp"
@@ -36,6 +40,39 @@ def _server(**kwargs: Any) -> LocalAuthorizationServer:
     return auth
 
 
+class Monotonic:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _keys(auth: LocalAuthorizationServer, transport: Any = None, clock: Any = None) -> IssuerKeys:
+    return IssuerKeys(
+        auth.issuer, transport=transport or auth.transport, clock=clock or Monotonic(), interval=30.0
+    )
+
+
+def _verifier(
+    auth: LocalAuthorizationServer,
+    *,
+    keys: IssuerKeys | None = None,
+    audiences: tuple[str, ...] = (RESOURCE,),
+    client_ids: tuple[str, ...] = (),
+    token_use: str | None = None,
+) -> TokenVerifier:
+    return TokenVerifier(
+        upstream=IssuerTokens(
+            issuer=auth.issuer,
+            audiences=audiences,
+            client_ids=client_ids,
+            keys=keys or _keys(auth),
+            token_use=token_use,
+        )
+    )
+
+
 def _sign_in(auth: LocalAuthorizationServer, **verifier: Any) -> SignIn:
     resource = ProtectedResource(
         resource=RESOURCE,
@@ -43,10 +80,8 @@ def _sign_in(auth: LocalAuthorizationServer, **verifier: Any) -> SignIn:
         scopes_supported=[SCOPE],
         required_scopes=[SCOPE],
     )
-    jwks = JwksCache(auth.jwks_uri, fetch=auth.fetch)
-    return SignIn(
-        resource, lambda: JwtVerifier(issuer=auth.issuer, audiences=[RESOURCE], jwks=jwks, **verifier)
-    )
+    made = _verifier(auth, **verifier)
+    return SignIn(resource, lambda: made)
 
 
 @pytest.fixture
@@ -131,9 +166,14 @@ def test_a_token_makes_its_subject_the_owner(
         ({"exp": None}, {}, "token without expiry"),
         ({"sub": None}, {}, "token without subject"),
         ({"token_use": "id"}, {}, "not an access token (token_use)"),  # a Cognito ID token
+        ({"nonce": "n-1"}, {}, "not an access token (an ID token's claims)"),  # an OIDC ID token
+        ({"at_hash": "x"}, {}, "not an access token (an ID token's claims)"),
+        ({"scope": None}, {}, "not an access token (no scope)"),
         ({}, {"alg": "HS256"}, "unsupported token algorithm"),
+        ({}, {"alg": "none"}, "unsupported token algorithm"),
         ({}, {"crit": ["exp"]}, "unsupported critical header"),
         ({}, {"kid": "unknown"}, "token signed with an unknown key"),
+        ({}, {"typ": "id+jwt"}, "not an access token (typ)"),
     ],
 )
 def test_a_bad_token_is_401_invalid_token(
@@ -168,8 +208,6 @@ def test_a_tampered_or_malformed_token_is_refused(
     head, payload, signature = _token(auth).split(".")
     forged = json.loads(__import__("base64").urlsafe_b64decode(payload + "==="))
     forged["sub"] = "mallory"
-    from taskgate.auth.jwt import b64url_encode
-
     tampered = f"{head}.{b64url_encode(json.dumps(forged).encode())}.{signature}"
     for token in (tampered, "not-a-jwt", f"{head}.{payload}.", "a.b.c"):
         assert _post(signed_in, "tools/list", {}, token).status_code == 401, token
@@ -189,7 +227,7 @@ def test_a_token_without_the_scope_is_403_insufficient_scope(
 
 def test_cognito_access_tokens_have_no_audience_but_a_known_client(world: World) -> None:
     cognito = _server(cognito_style=True)
-    sign_in = _sign_in(cognito, client_ids=["app-client"], require_token_use="access")
+    sign_in = _sign_in(cognito, client_ids=("app-client",), token_use="access")
     for http in _client(world, sign_in):
         good = cognito.mint_token(client_id="app-client", scope=SCOPE)
         assert _post(http, "tools/list", {}, good).status_code == 200
@@ -204,19 +242,10 @@ def test_cognito_access_tokens_have_no_audience_but_a_known_client(world: World)
 def test_unreachable_signing_keys_are_503_not_a_reason_to_sign_in_again(
     world: World, auth: LocalAuthorizationServer
 ) -> None:
-    def down(url: str, timeout: float) -> bytes:
+    def down(*args: Any) -> tuple[int, bytes]:
         raise OSError("connection refused")
 
-    resource = ProtectedResource(
-        resource=RESOURCE, authorization_servers=[auth.issuer], required_scopes=[SCOPE]
-    )
-    sign_in = SignIn(
-        resource,
-        lambda: JwtVerifier(
-            issuer=auth.issuer, audiences=[RESOURCE], jwks=JwksCache(auth.jwks_uri, fetch=down)
-        ),
-    )
-    for http in _client(world, sign_in):
+    for http in _client(world, _sign_in(auth, keys=_keys(auth, transport=down))):
         reply = _post(http, "tools/list", {}, _token(auth))
         assert reply.status_code == 503 and reply.headers["retry-after"]
         assert "retry" in reply.json()["error"]["message"]
@@ -225,51 +254,182 @@ def test_unreachable_signing_keys_are_503_not_a_reason_to_sign_in_again(
 def test_keys_are_fetched_once_and_again_for_a_rotated_key(auth: LocalAuthorizationServer) -> None:
     fetched: list[str] = []
 
-    def fetch(url: str, timeout: float) -> bytes:
+    def transport(method: str, url: str, *rest: Any) -> tuple[int, bytes]:
         fetched.append(url)
-        return auth.fetch(url, timeout)
+        return auth.transport(method, url, *rest)
 
-    now = [0.0]
-    jwks = JwksCache(auth.jwks_uri, fetch=fetch, clock=lambda: now[0])
-    verifier = JwtVerifier(issuer=auth.issuer, audiences=[RESOURCE], jwks=jwks)
+    clock = Monotonic()
+    verifier = _verifier(auth, keys=_keys(auth, transport=transport, clock=clock))
     for _ in range(3):
         verifier.verify(_token(auth))
-    assert fetched == [auth.jwks_uri]
+    assert fetched == [f"{auth.issuer}/.well-known/openid-configuration", auth.jwks_uri]
     auth.rotate_key()
-    # A key it has not seen: fetched again, but at most once a minute (forged kids are cheap).
+    # A key it has not seen: fetched again, but at most once an interval (forged kids are cheap).
     with pytest.raises(TokenError, match="unknown key"):
         verifier.verify(_token(auth))
-    now[0] += 61
+    clock.now += 31
     assert verifier.verify(_token(auth)).subject == "alice"
-    assert len(fetched) == 2
+    assert fetched[2:] == [f"{auth.issuer}/.well-known/openid-configuration", auth.jwks_uri]
 
 
 @pytest.mark.parametrize("cognito_style", [False, True])
 def test_the_jwks_is_found_through_the_issuers_metadata(cognito_style: bool) -> None:
     auth = _server(cognito_style=cognito_style)
-    assert discover_jwks_uri(auth.issuer, fetch=auth.fetch) == auth.jwks_uri
+    assert discover(auth.issuer, auth.transport)["jwks_uri"] == auth.jwks_uri
     with pytest.raises(SigningKeysUnavailable):
-        discover_jwks_uri("https://nowhere.example", fetch=auth.fetch)
+        discover("https://nowhere.example", auth.transport)
+
+
+def test_a_failing_key_endpoint_is_fetched_once_per_interval_with_backoff(
+    world: World, auth: LocalAuthorizationServer
+) -> None:
+    """The red team's case: while the issuer's keys cannot be had, every request (even one
+    with unsigned junk) made an outbound fetch. Now junk never does, and a well-formed token
+    makes at most one per interval, the interval doubling while the issuer keeps failing."""
+    fetches: list[float] = []
+    clock = Monotonic()
+
+    def failing(*args: Any) -> tuple[int, bytes]:
+        fetches.append(clock.now)
+        return 500, b"{}"
+
+    keys = _keys(auth, transport=failing, clock=clock)
+    for http in _client(world, _sign_in(auth, keys=keys)):
+        junk = [
+            "not-a-jwt",
+            "a.b.c",
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.",
+            _token(auth, iss="https://evil.example"),
+        ]
+        for n in range(50):
+            assert _post(http, "tools/list", {}, junk[n % len(junk)]).status_code == 401
+        assert fetches == []
+        for _ in range(50):
+            assert _post(http, "tools/list", {}, _token(auth)).status_code == 503
+        assert len(fetches) == 1  # discovery failed: one attempt for the 50 requests
+        schedule = [(29, 1), (30, 2), (89, 2), (90, 3), (209, 3), (210, 4)]
+        for at, expected in schedule:
+            clock.now = 1000.0 + at
+            for _ in range(5):
+                _post(http, "tools/list", {}, _token(auth))
+            assert len(fetches) == expected, (at, fetches)
+
+
+def test_a_slow_key_fetch_holds_up_no_other_request(auth: LocalAuthorizationServer) -> None:
+    """One caller fetches; every other caller meanwhile gets an answer at once (503 before
+    any key is known), instead of waiting on the fetch or starting its own."""
+    release, started = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def slow(method: str, url: str, *rest: Any) -> tuple[int, bytes]:
+        calls.append(url)
+        started.set()
+        release.wait(10)
+        return auth.transport(method, url, *rest)
+
+    verifier = _verifier(auth, keys=_keys(auth, transport=slow))
+    outcome: list[Any] = []
+    fetcher = threading.Thread(target=lambda: outcome.append(verifier.verify(_token(auth))))
+    fetcher.start()
+    assert started.wait(10)
+    began = time.monotonic()
+    with pytest.raises(SigningKeysUnavailable):
+        verifier.verify(_token(auth))
+    assert time.monotonic() - began < 1.0 and len(calls) == 1
+    release.set()
+    fetcher.join(10)
+    assert outcome and outcome[0].subject == "alice"
+
+
+def test_throttled_loads_once_per_interval_and_doubles_the_wait_after_failures() -> None:
+    clock = Monotonic()
+    attempts: list[float] = []
+    ok = [False]
+
+    def load() -> str:
+        attempts.append(clock.now)
+        if not ok[0]:
+            raise OSError("down")
+        return "keys"
+
+    value = Throttled(load, interval=10.0, max_backoff=40.0, clock=clock)
+    for at in (0, 5, 10, 15, 29, 30, 69, 70, 109, 110):
+        clock.now = 1000.0 + at
+        assert value.get() is None
+    assert [a - 1000.0 for a in attempts] == [0, 10, 30, 70, 110]  # waits 10, 20, 40, 40 (the cap)
+    ok[0] = True
+    clock.now = 1150.0
+    assert value.get() == "keys" and value.get(refresh=True) == "keys"  # refreshed at most each 10 s
+    assert len(attempts) == 6
+
+
+def test_an_id_token_is_refused_in_every_configuration(world: World) -> None:
+    """An OpenID Connect ID token's aud is its client's id. Audiences and client ids are kept
+    apart, a configuration that mixes them is refused, and an ID token is refused whether or
+    not its aud happens to be configured (its nonce, or its lack of any scope, give it away)."""
+    auth = _server()
+    id_claims = {"aud": "app-client", "client_id": None, "scope": None, "nonce": "n-1", "azp": "app-client"}
+    id_token = auth.mint_token(**id_claims)
+    bare_id_token = auth.mint_token(**{**id_claims, "nonce": None})
+    configurations: list[dict[str, Any]] = [
+        {"audiences": (RESOURCE,), "client_ids": ("app-client",)},
+        {"audiences": (RESOURCE, "app-client"), "client_ids": ()},  # a client id given as an audience
+        {"audiences": (RESOURCE,), "client_ids": ("app-client",), "token_use": "access"},
+    ]
+    for configuration in configurations:
+        for http in _client(world, _sign_in(auth, **configuration)):
+            for token in (id_token, bare_id_token):
+                reply = _post(http, "tools/list", {}, token)
+                assert reply.status_code == 401, (configuration, reply.text)
+                assert "not an access token" in reply.headers["www-authenticate"]
+    with pytest.raises(ValueError, match="not an audience"):
+        _verifier(auth, audiences=(RESOURCE, "app-client"), client_ids=("app-client",))
+    base = {"TASK_TABLE": "t", "AUTH_MODE": "CLIENT", "PUBLIC_URL": "https://taskgate.example"}
+    with pytest.raises(ConfigurationError, match="must not name a client id"):
+        Settings.from_env(
+            {
+                **base,
+                "OAUTH_ISSUER": auth.issuer,
+                "OAUTH_AUDIENCES": "app-client",
+                "OAUTH_CLIENT_IDS": "app-client",
+            }
+        )
 
 
 def test_sign_in_settings_are_checked_at_cold_start() -> None:
     base = {"TASK_TABLE": "t", "STATE_MACHINE_ARN": "arn"}
-    with pytest.raises(ConfigurationError, match="AUTH_MODE JWT needs OAUTH_RESOURCE and OAUTH_ISSUER"):
-        Settings.from_env({**base, "AUTH_MODE": "JWT"})
+    with pytest.raises(ConfigurationError, match="AUTH_MODE CLIENT needs OAUTH_ISSUER and PUBLIC_URL"):
+        Settings.from_env({**base, "AUTH_MODE": "JWT"})  # the former name of CLIENT
+    with pytest.raises(ConfigurationError, match="OAUTH_UPSTREAM_CLIENT_ID"):
+        Settings.from_env(
+            {
+                **base,
+                "AUTH_MODE": "USER",
+                "PUBLIC_URL": "https://x.example",
+                "OAUTH_ISSUER": "https://i.example",
+            }
+        )
     with pytest.raises(ConfigurationError, match="AUTH_MODE"):
         Settings.from_env({**base, "AUTH_MODE": "OPEN"})
+    for bad in ("https://x.example/", "ftp://x.example", "https://x.example/p?q=1"):
+        with pytest.raises(ConfigurationError, match="PUBLIC_URL"):
+            Settings.from_env({**base, "PUBLIC_URL": bad})
     s = Settings.from_env(
         {
             **base,
-            "AUTH_MODE": "JWT",
-            "OAUTH_RESOURCE": RESOURCE,
+            "AUTH_MODE": "USER, client,IAM",
+            "PUBLIC_URL": "https://mcp.example.com",
             "OAUTH_ISSUER": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc",
+            "OAUTH_UPSTREAM_CLIENT_ID": "upstream",
             "OAUTH_CLIENT_IDS": "a,b",
-            "OAUTH_SCOPES": SCOPE,
             "OAUTH_AUDIENCES": "",
         }
     )
+    assert s.auth_mode == {"USER", "CLIENT", "IAM"}
+    assert s.resource_url == "https://mcp.example.com/mcp" and s.issuer_url == "https://mcp.example.com"
+    # A required scope by default: an ID token never has one.
     assert s.oauth_client_ids == ("a", "b") and s.oauth_scopes == (SCOPE,) and s.oauth_audiences == ()
+    assert Settings.from_env({**base, "AUTH_MODE": "NONE"}).auth_mode == frozenset()
 
 
 def test_iam_callers_own_tasks_by_role_not_by_session_name() -> None:

@@ -340,9 +340,9 @@ def test_production_authenticates_and_creates_its_own_sign_in() -> None:
     assert parameters["AuthMode"]["Default"] != "NONE"
     for env in ("default", "prod"):
         deployed = _deployed_parameters(env)
-        assert deployed["AuthMode"] in ("JWT", "IAM"), env
+        assert deployed["AuthMode"] == "USER,CLIENT,IAM", env
     prod = _conditions(_deployed_parameters("prod"))
-    assert prod["IsJwt"] and prod["CreateUserPool"]
+    assert prod["HasUser"] and prod["HasClient"] and prod["CreateUserPool"]
     resources = _template()["Resources"]
     created = {name for name, r in resources.items() if r.get("Condition") == "CreateUserPool"}
     kinds = {resources[name]["Type"] for name in created}
@@ -352,11 +352,22 @@ def test_production_authenticates_and_creates_its_own_sign_in() -> None:
         "AWS::Cognito::UserPoolResourceServer",
         "AWS::Cognito::UserPoolDomain",
     } <= kinds
-    (client,) = [
-        resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPoolClient"
-    ]
-    assert client["GenerateSecret"] is False and client["AllowedOAuthFlows"] == ["code"]
-    assert client["AllowedOAuthScopes"] == ["taskgate/tasks"]
+    clients = {
+        n: resources[n]["Properties"]
+        for n in created
+        if resources[n]["Type"] == "AWS::Cognito::UserPoolClient"
+    }
+    # The one client the stack signs people in with: public (PKCE), its callback the stack's own.
+    sign_in = clients.pop("McpClient")
+    assert sign_in["GenerateSecret"] is False and sign_in["AllowedOAuthFlows"] == ["code"]
+    assert sign_in["AllowedOAuthScopes"] == ["openid", "email"]
+    (callback,) = sign_in["CallbackURLs"]
+    assert callback["Fn::Sub"][0] == "${Origin}/oauth/callback"
+    assert callback["Fn::Sub"][1]["Origin"]["Fn::If"][:2] == ["HasPublicUrl", {"Ref": "PublicUrl"}]
+    # Agents: client credentials with the resource server's scope.
+    agent = clients.pop("AgentClient")
+    assert agent["GenerateSecret"] is True and agent["AllowedOAuthFlows"] == ["client_credentials"]
+    assert agent["AllowedOAuthScopes"] == ["taskgate/tasks"] and not clients
     (pool,) = [
         resources[n]["Properties"] for n in created if resources[n]["Type"] == "AWS::Cognito::UserPool"
     ]
@@ -369,7 +380,8 @@ def test_production_authenticates_and_creates_its_own_sign_in() -> None:
 
 def test_mcp_clients_can_discover_sign_in() -> None:
     """API Gateway's JWT authorizer cannot send resource_metadata in its 401, so /mcp is not
-    behind it; ApiFunction checks tokens and serves the metadata on open routes."""
+    behind it; ApiFunction checks tokens and serves the metadata and its authorization server
+    on open routes. IAM callers beside tokens come in on /iam/mcp, SigV4-checked by the API."""
     resources = _template()["Resources"]
     routes = {
         r["Properties"]["RouteKey"]: r["Properties"]
@@ -377,21 +389,70 @@ def test_mcp_clients_can_discover_sign_in() -> None:
         if r["Type"] == "AWS::ApiGatewayV2::Route"
     }
     for key in ("POST /mcp", "GET /mcp", "DELETE /mcp"):
-        assert routes[key]["AuthorizationType"] == {"Fn::If": ["IsIam", "AWS_IAM", "NONE"]}, key
+        assert routes[key]["AuthorizationType"] == {"Fn::If": ["IamOnly", "AWS_IAM", "NONE"]}, key
         assert "AuthorizerId" not in routes[key]
-    for key in ("GET /.well-known/oauth-protected-resource", "GET /.well-known/oauth-protected-resource/mcp"):
+        assert routes[key.replace("/mcp", "/iam/mcp")]["AuthorizationType"] == "AWS_IAM"
+    from taskgate.auth.routes import SignInRoutes
+
+    served = {
+        f"{method} {route.path}"
+        for route in SignInRoutes(endpoints=None, store=None, server=None, upstream=None).routes()  # type: ignore[arg-type]
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+    open_routes = {
+        "GET /.well-known/oauth-protected-resource",
+        "GET /.well-known/oauth-protected-resource/mcp",
+    }
+    for key in open_routes | served:
         assert routes[key]["AuthorizationType"] == "NONE", key
     assert not any(r["Type"] == "AWS::ApiGatewayV2::Authorizer" for r in resources.values())
+    stage = resources["McpApiApiGatewayDefaultStage"]["DependsOn"]
+    assert {name for name, r in resources.items() if r["Type"] == "AWS::ApiGatewayV2::Route"} <= set(stage)
     env = resources["ApiFunction"]["Properties"]["Environment"]["Variables"]
     from taskgate.config import Settings
 
     sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
-    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))}
+    assert sign_in <= {f.upper() for f in Settings.model_fields}
+    # Tuning knobs (token lifetimes, registration rates) keep their defaults; the rest is set.
+    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))} - {
+        "OAUTH_RESOURCE",
+        "OAUTH_ACCESS_TOKEN_TTL_SECONDS",
+        "OAUTH_REFRESH_TOKEN_TTL_DAYS",
+        "OAUTH_REGISTRATIONS_PER_HOUR",
+        "OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR",
+        "OAUTH_UPSTREAM_SCOPES",
+    }
+    assert env["PUBLIC_URL"]["Fn::If"][:2] == ["HasPublicUrl", {"Ref": "PublicUrl"}]
     assert env["OAUTH_ISSUER"]["Fn::If"][:2] == [
         "CreateUserPool",
         {"Fn::GetAtt": ["UserPool", "ProviderURL"]},
     ]
     assert env["OAUTH_TOKEN_USE"] == {"Fn::If": ["CreateUserPool", "access", ""]}
+    assert env["OAUTH_SIGNING_SECRET_ARN"] == {"Fn::If": ["HasUser", {"Ref": "SignInKeySecret"}, ""]}
+    # A client id is never an audience (an ID token's aud is its client's id).
+    assert "JwtClientIds" in json.dumps(env["OAUTH_CLIENT_IDS"]) and "JwtClientIds" not in json.dumps(
+        env["OAUTH_AUDIENCES"]
+    )
+    grants = json.dumps(resources["ApiFunction"]["Properties"]["Policies"])
+    assert '"Ref": "SignInKeySecret"' in grants and '"Ref": "JwtSignInClientSecretArn"' in grants
+
+
+def test_the_template_reads_auth_mode_as_the_function_does() -> None:
+    """Every AuthMode the template allows means the same set of callers to its conditions
+    (which resources and routes exist) as to Settings (what the function accepts)."""
+    from taskgate.config import Settings
+
+    allowed = _template()["Parameters"]["AuthMode"]["AllowedValues"]
+    base = {"TASK_TABLE": "t", "PUBLIC_URL": "https://x.example", "OAUTH_ISSUER": "https://i.example"}
+    for mode in allowed:
+        conditions = _conditions({**_deployed_parameters("default"), "AuthMode": mode, "JwtIssuer": ""})
+        members = Settings.from_env({**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}).auth_mode
+        assert conditions["HasUser"] == ("USER" in members), mode
+        assert conditions["HasClient"] == ("CLIENT" in members), mode
+        assert conditions["IamOnly"] == (members == {"IAM"}), mode
+        assert conditions["IsOpen"] == (not members), mode
+        assert conditions["CreateUserPool"] == bool(members & {"USER", "CLIENT"}), mode
 
 
 def test_the_default_stack_deploys_only_the_deployers_tools() -> None:

@@ -15,7 +15,8 @@ from starlette.testclient import TestClient
 from taskgate_cli import protocol
 from taskgate_cli.transport import parse_sse
 
-from tests.fakes import World
+from taskgate.testing import ToolTester, accept, roots, sampled
+from tests.fakes import TEST_TOOL_MODULES, World
 from tests.mcp_client import Legacy
 from tests.sse import over_streams, result_over_streams
 
@@ -84,6 +85,12 @@ def call(world: World, name: str, arguments: dict[str, Any] | None = None, **kwa
 
 
 @pytest.fixture
+def kit() -> ToolTester:
+    """The tools the unit tier serves, through taskgate.testing (as a tool author tests theirs)."""
+    return ToolTester(*TEST_TOOL_MODULES)
+
+
+@pytest.fixture
 def legacy(http: TestClient) -> Legacy:
     client = Legacy(http)
     client.client.capabilities = {"tasks": {}, "elicitation": {}, "sampling": {}}
@@ -124,9 +131,10 @@ def test_every_content_type_in_a_result(world: World, tool: str, types: list[str
         }
 
 
-def test_a_tool_error_is_a_result_not_a_json_rpc_error(world: World) -> None:
-    result = call(world, "test_error_handling").result
-    assert result["isError"] is True and result["content"][0]["text"]
+def test_a_tool_error_is_a_result_not_a_json_rpc_error(kit: ToolTester) -> None:
+    for run in (kit.call("test_error_handling"), kit.start("test_error_handling")):
+        assert run.status == "completed" and run.error is None
+        assert run.is_error and run.text
 
 
 def test_a_model_return_type_is_the_output_schema_and_the_structured_content(world: World) -> None:
@@ -257,26 +265,26 @@ def test_malformed_answers_are_the_clients_error(world: World, answers: Any) -> 
     assert reply.status == 400 and reply.error["code"] == -32602
 
 
-def test_sampling_and_roots_rounds(world: World) -> None:
-    sampled = call(world, "test_input_required_result_sampling")
-    [(key, request)] = sampled.result["inputRequests"].items()
-    assert request == {
-        "method": "sampling/createMessage",
-        "params": {
+def test_sampling_and_roots_rounds(kit: ToolTester) -> None:
+    run = kit.call("test_input_required_result_sampling")
+    [(key, question)] = run.questions.items()
+    assert (question.method, question.params) == (
+        "sampling/createMessage",
+        {
             "messages": [
                 {"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}
             ],
             "maxTokens": 100,
         },
+    )
+    assert run.answer({key: sampled("Paris")}).text == "The model said: Paris"
+    listing = kit.call("test_input_required_result_list_roots")
+    assert {k: (q.method, q.params) for k, q in listing.questions.items()} == {
+        "roots_request": ("roots/list", {})
     }
-    done = call(world, "test_input_required_result_sampling", inputResponses={key: SAMPLED})
-    assert done.result["content"][0]["text"] == "The model said: Paris"
-    roots = call(world, "test_input_required_result_list_roots")
-    assert roots.result["inputRequests"] == {"roots_request": {"method": "roots/list", "params": {}}}
-    listed = call(world, "test_input_required_result_list_roots", inputResponses={"roots_request": ROOTS})
-    assert listed.result["content"][0]["text"] == "Roots: file:///work"
-    bad = call(world, "test_input_required_result_list_roots", inputResponses={"roots_request": {"roots": 3}})
-    assert bad.status == 400 and bad.error["code"] == -32602
+    assert listing.answer(roots_request=roots("file:///work")).text == "Roots: file:///work"
+    bad = kit.call("test_input_required_result_list_roots").answer(roots_request={"roots": 3})
+    assert bad.status == "failed" and bad.error is not None and bad.error["code"] == -32602
 
 
 def test_automatic_keys_are_stable_across_rounds(world: World) -> None:
@@ -304,38 +312,28 @@ def test_automatic_keys_are_stable_across_rounds(world: World) -> None:
     assert done.result["content"][0]["text"] == "Paris+Paris in 1 roots"
 
 
-def test_several_kinds_in_one_round(world: World) -> None:
-    first = call(world, "test_input_required_result_multiple_inputs")
-    requests = first.result["inputRequests"]
-    assert {k: r["method"] for k, r in requests.items()} == {
+def test_several_kinds_in_one_round(kit: ToolTester) -> None:
+    run = kit.call("test_input_required_result_multiple_inputs")
+    assert {k: q.method for k, q in run.questions.items()} == {
         "user_name": "elicitation/create",
         "greeting": "sampling/createMessage",
         "client_roots": "roots/list",
     }
-    assert first.result["requestState"]
-    done = call(
-        world,
-        "test_input_required_result_multiple_inputs",
-        inputResponses={
-            "user_name": {"action": "accept", "content": {"name": "Alice"}},
-            "greeting": SAMPLED,
-            "client_roots": ROOTS,
-        },
-        requestState=first.result["requestState"],
-    )
-    assert done.result["content"][0]["text"] == "Paris Alice (roots: file:///work)"
+    run.answer(user_name=accept(name="Alice"), greeting=sampled("Paris"), client_roots=roots("file:///work"))
+    assert run.text == "Paris Alice (roots: file:///work)"
 
 
-def test_url_elicitation_needs_the_url_mode(world: World) -> None:
-    asked = call(world, "sign_in").result["inputRequests"]["sign_in"]
-    assert asked["params"]["mode"] == "url" and asked["params"]["url"] == "https://example.com/sign-in"
-    assert asked["params"]["elicitationId"]
-    done = call(world, "sign_in", inputResponses={"sign_in": {"action": "accept"}})
-    assert done.result["content"][0]["text"] == "sign-in: accept"
-    form_only = call(world, "sign_in", caps={"elicitation": {}})
-    assert form_only.status == 400 and form_only.error["data"] == {
-        "requiredCapabilities": {"elicitation": {"url": {}}}
-    }
+def test_url_elicitation_needs_the_url_mode(kit: ToolTester, world: World) -> None:
+    run = kit.call("sign_in")
+    asked = run.questions["sign_in"].params
+    assert asked["mode"] == "url" and asked["url"] == "https://example.com/sign-in"
+    assert asked["elicitationId"]
+    assert run.answer(sign_in={"action": "accept"}).text == "sign-in: accept"
+    form_only = kit.call("sign_in", capabilities={"elicitation": {}})
+    assert form_only.status == "failed" and form_only.error is not None
+    assert form_only.error["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+    # The wire: -32021 is HTTP 400.
+    assert call(world, "sign_in", caps={"elicitation": {}}).status == 400
 
 
 # -- capabilities: never ask what was not declared ---------------------------------------
@@ -346,40 +344,40 @@ def test_an_undeclared_capability_is_minus_32021_with_http_400(world: World) -> 
     assert reply.status == 400
     assert reply.error["code"] == -32021
     assert reply.error["data"] == {"requiredCapabilities": {"sampling": {}}}
-    for tool, needed in [
+
+
+@pytest.mark.parametrize(
+    ("tool", "needed"),
+    [
+        ("test_missing_capability", {"sampling": {}}),
         ("test_input_required_result_list_roots", {"roots": {}}),
         ("test_input_required_result_elicitation", {"elicitation": {"form": {}}}),
-    ]:
-        refused = call(world, tool, caps={"sampling": {}})
-        assert refused.status == 400 and refused.error["data"]["requiredCapabilities"] == needed
+    ],
+)
+def test_a_tool_never_asks_what_the_client_did_not_declare(kit: ToolTester, tool: str, needed: Any) -> None:
+    caps = {} if tool == "test_missing_capability" else {"sampling": {}}
+    refused = kit.call(tool, capabilities=caps)
+    assert refused.status == "failed" and refused.error is not None
+    assert refused.error["code"] == -32021 and refused.error["data"]["requiredCapabilities"] == needed
 
 
-def test_a_tool_can_choose_what_the_client_supports(world: World) -> None:
-    only_sampling = call(world, "test_input_required_result_capabilities", caps={"sampling": {}})
-    methods = [r["method"] for r in only_sampling.result["inputRequests"].values()]
-    assert methods == ["sampling/createMessage"]
-    both = call(world, "test_input_required_result_capabilities")
-    assert [r["method"] for r in both.result["inputRequests"].values()] == ["elicitation/create"]
+def test_a_tool_can_choose_what_the_client_supports(kit: ToolTester) -> None:
+    only_sampling = kit.call("test_input_required_result_capabilities", capabilities={"sampling": {}})
+    assert [q.method for q in only_sampling.questions.values()] == ["sampling/createMessage"]
+    both = kit.call("test_input_required_result_capabilities")
+    assert [q.method for q in both.questions.values()] == ["elicitation/create"]
 
 
-def test_a_task_keeps_the_capabilities_and_never_asks_beyond_them(world: World) -> None:
-    created = call(world, "test_sampling", {"prompt": "Hi"}, caps={**TASKS, "sampling": {}})
-    task_id = created.result["taskId"]
-    assert world.store.records[task_id].client_capabilities == {"sampling": {}}
-    world.settle()
-    parked = send(world, "tasks/get", {"taskId": task_id}, caps=TASKS)
-    assert parked.result["status"] == "input_required"
-    [(key, request)] = parked.result["inputRequests"].items()
-    assert request["method"] == "sampling/createMessage"
-    send(world, "tasks/update", {"taskId": task_id, "inputResponses": {key: SAMPLED}}, caps=TASKS)
-    world.settle()
-    done = send(world, "tasks/get", {"taskId": task_id}, caps=TASKS).result
-    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "LLM response: Paris"
+def test_a_task_keeps_the_capabilities_and_never_asks_beyond_them(kit: ToolTester) -> None:
+    run = kit.start("test_sampling", {"prompt": "Hi"}, capabilities={"sampling": {}})
+    assert kit.memory.store.records[str(run.task_id)].client_capabilities == {"sampling": {}}
+    assert run.status == "input_required"
+    [(key, question)] = run.questions.items()
+    assert question.method == "sampling/createMessage"
+    assert run.answer({key: sampled("Paris")}).text == "LLM response: Paris"
     # Without sampling declared, the task fails with the same -32021 instead of asking.
-    refused = call(world, "test_sampling", {"prompt": "Hi"}, caps=TASKS).result["taskId"]
-    world.settle()
-    failed = send(world, "tasks/get", {"taskId": refused}, caps=TASKS).result
-    assert failed["status"] == "failed" and failed["error"]["code"] == -32021
+    refused = kit.start("test_sampling", {"prompt": "Hi"}, capabilities={})
+    assert refused.status == "failed" and refused.error is not None and refused.error["code"] == -32021
 
 
 def test_2025_sessions_keep_what_initialize_declared(http: TestClient) -> None:

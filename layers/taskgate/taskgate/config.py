@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -36,6 +37,8 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 LOCAL_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
 
 Positive = Annotated[int, Field(gt=0)]
+AuthMember = Literal["USER", "CLIENT", "IAM"]
+AUTH_MEMBERS: tuple[AuthMember, ...] = ("USER", "CLIENT", "IAM")
 NonNegative = Annotated[int, Field(ge=0)]
 
 
@@ -92,10 +95,6 @@ class Settings(BaseModel):
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
-    # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
-    # the API's own URL), without a trailing slash. Callback URLs (tools.jobs.Callback) are
-    # made from it.
-    public_url: str = ""
     # How often reads of a task that waits on a job may ask the job's service for its
     # status (per task, however many clients poll).
     job_status_interval_ms: Positive = 10_000
@@ -106,24 +105,53 @@ class Settings(BaseModel):
     request_state_secret_arn: str = ""
     request_state_ttl_seconds: Positive = 600
 
-    # Sign-in (template Parameter AuthMode). NONE: every caller is anonymous_owner; IAM: API
-    # Gateway checks SigV4 and names the caller; JWT: ApiFunction checks bearer tokens
-    # (taskgate/auth), publishing RFC 9728 metadata for MCP clients.
-    auth_mode: Literal["NONE", "JWT", "IAM"] = "NONE"
-    # JWT only. The canonical URL of /mcp (the tokens' audience, the metadata's resource).
+    # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
+    # the API's own URL), without a trailing slash. The protected resource is <public_url>/mcp;
+    # with AuthMode USER it is also this stack's OAuth issuer, whose endpoints and callback are
+    # <public_url>/oauth/…: never built from a request's Host header.
+    public_url: str = ""
+
+    # Sign-in (template Parameter AuthMode, taskgate/auth): the set of callers /mcp accepts.
+    # USER: people, signed in through this stack's own authorization server, which delegates
+    # the sign-in to the issuer below; CLIENT: access tokens the issuer itself minted for this
+    # endpoint (machine callers with client credentials; "JWT" is its former name); IAM:
+    # SigV4-signed requests on /iam/mcp, checked by API Gateway. Empty (NONE): every caller is
+    # anonymous_owner.
+    auth_mode: frozenset[AuthMember] = frozenset()
+    # The canonical URL of /mcp (the tokens' audience, the metadata's resource); public_url +
+    # "/mcp" when empty.
     oauth_resource: str = ""
-    # The token issuer (iss), also the authorization server the metadata names.
+    # The upstream issuer (iss): the stack's user pool or any OpenID Connect provider. USER
+    # signs people in there; CLIENT accepts its access tokens.
     oauth_issuer: str = ""
-    # Audiences accepted besides oauth_resource (aud), and the clients whose tokens may carry
-    # no aud at all (client_id; Cognito access tokens).
+    # CLIENT: audiences accepted besides oauth_resource (aud), and, kept apart from them, the
+    # clients whose tokens may carry no aud at all (client_id; Cognito access tokens). A client
+    # id is never an audience: an OpenID Connect ID token's aud is its client's id.
     oauth_audiences: tuple[str, ...] = ()
     oauth_client_ids: tuple[str, ...] = ()
     # Scopes every request needs (and the metadata's scopes_supported).
-    oauth_scopes: tuple[str, ...] = ()
+    oauth_scopes: tuple[str, ...] = ("taskgate/tasks",)
     # The issuer's JWKS; discovered from its metadata when empty.
     oauth_jwks_uri: str = ""
     # Cognito: "access" (its access tokens say token_use: access).
     oauth_token_use: str = ""
+    # USER: the one static client this stack signs people in with at the issuer (its
+    # callback is public_url + /oauth/callback), its secret if it has one (a Secrets Manager
+    # secret), the scopes asked for, and the issuer's endpoints (discovered when empty).
+    oauth_upstream_client_id: str = ""
+    oauth_upstream_client_secret_arn: str = ""
+    oauth_upstream_scopes: tuple[str, ...] = ("openid", "email")
+    oauth_authorization_endpoint: str = ""
+    oauth_token_endpoint: str = ""
+    # USER: the Secrets Manager secret whose versions (AWSCURRENT, AWSPREVIOUS) sign this
+    # stack's access tokens; unset: a key made by this process (one local server only).
+    oauth_signing_secret_arn: str = ""
+    oauth_access_token_ttl_seconds: Annotated[int, Field(ge=60, le=86_400)] = 3600
+    oauth_refresh_token_ttl_days: Annotated[int, Field(ge=1, le=365)] = 30
+    # Dynamic client registration is open to anyone: at most this many a rolling hour, from
+    # everyone and from one address; a client never used expires after a day.
+    oauth_registrations_per_hour: Positive = 200
+    oauth_registrations_per_address_per_hour: Positive = 20
 
     @field_validator(
         "tool_modules",
@@ -133,12 +161,38 @@ class Settings(BaseModel):
         "oauth_audiences",
         "oauth_client_ids",
         "oauth_scopes",
+        "oauth_upstream_scopes",
         mode="before",
     )
     @classmethod
     def _split_modules(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
+        return value
+
+    @field_validator("auth_mode", mode="before")
+    @classmethod
+    def _auth_set(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        names = {n.strip().upper() for n in value.split(",") if n.strip()}
+        if names in (set(), {"NONE"}):
+            return frozenset()
+        names = {"CLIENT" if n == "JWT" else n for n in names}  # the former name: the issuer's tokens
+        if not names <= set(AUTH_MEMBERS):
+            raise ValueError("must be NONE or a comma-separated set of USER, CLIENT and IAM")
+        return frozenset(names)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_an_origin(cls, value: str) -> str:
+        # As issue 20 defines it (template Parameter PublicUrl): an origin, or an origin and
+        # the base path of a custom domain's API mapping; no trailing slash.
+        if value and (not value.startswith(("https://", "http://")) or value.endswith("/")):
+            raise ValueError("must be an http(s) URL without a trailing slash")
+        parts = urlsplit(value)
+        if value and (not parts.netloc or parts.query or parts.fragment):
+            raise ValueError("must be an http(s) URL without a query or fragment")
         return value
 
     @field_validator("allowed_hosts", "allowed_origins")
@@ -156,14 +210,44 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _sign_in_is_complete(self) -> Settings:
-        if self.auth_mode == "JWT":
-            missing = [n.upper() for n in ("oauth_resource", "oauth_issuer") if not getattr(self, n)]
-            if missing:
-                raise ValueError(f"AUTH_MODE JWT needs {' and '.join(missing)}")
-            for name in ("oauth_resource", "oauth_issuer"):
-                if not str(getattr(self, name)).startswith(("https://", "http://")):
-                    raise ValueError(f"{name.upper()} must be an http(s) URL")
+        tokens = self.auth_mode & {"USER", "CLIENT"}
+        if not tokens:
+            return self
+        missing = [] if self.oauth_issuer else ["OAUTH_ISSUER"]
+        if not self.resource_url:
+            missing.append("PUBLIC_URL (or OAUTH_RESOURCE)")
+        if "USER" in tokens and not self.oauth_upstream_client_id:
+            missing.append("OAUTH_UPSTREAM_CLIENT_ID")
+        if missing:
+            raise ValueError(f"AUTH_MODE {','.join(sorted(tokens))} needs {' and '.join(missing)}")
+        for name in ("oauth_resource", "oauth_issuer"):
+            value = str(getattr(self, name))
+            if value and not value.startswith(("https://", "http://")):
+                raise ValueError(f"{name.upper()} must be an http(s) URL")
+        if set(self.oauth_audiences) & set(self.oauth_client_ids):
+            raise ValueError(
+                "OAUTH_AUDIENCES must not name a client id (OAUTH_CLIENT_IDS): an ID token's aud is its"
+                " client's id, and would pass as an access token"
+            )
+        if not self.oauth_scopes:
+            raise ValueError("OAUTH_SCOPES must name at least one scope every request needs")
         return self
+
+    @property
+    def resource_url(self) -> str:
+        """The canonical URL of /mcp: the tokens' audience and the metadata's resource."""
+        if self.oauth_resource:
+            return self.oauth_resource
+        return f"{self.public_url}/mcp" if self.public_url else ""
+
+    @property
+    def issuer_url(self) -> str:
+        """This stack's own authorization server (USER): its public URL, or the origin of an
+        explicitly configured resource URL."""
+        if self.public_url:
+            return self.public_url
+        parts = urlsplit(self.resource_url)
+        return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
     def require(self, *names: str) -> Settings:
         """These settings, if the named ones are set (a function that needs them calls this at init)."""

@@ -57,7 +57,7 @@ def too_large(max_body_bytes: int) -> str:
     return f"Request body larger than {max_body_bytes} bytes"
 
 
-async def _bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
+async def bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
     """The body, or None as soon as it is known to pass ``max_body_bytes``: from its
     declared ``Content-Length`` before a byte is read, else while reading, so a huge
     body (declared or streamed chunked) costs at most the bound in memory. The server
@@ -125,10 +125,11 @@ def create_app(
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
     ``security``: the Host/Origin allow-lists (localhost only when not given).
-    ``sign_in`` (AuthMode JWT) serves the protected resource metadata and requires a
-    bearer token on /mcp (taskgate/auth). ``callbacks`` serves POST /callbacks/{taskId}, where
-    outside systems end the jobs tools handed off to them (domain/callbacks.py): open in
-    every AuthMode, the URL's secret being the capability."""
+    ``sign_in`` (AuthMode) serves the protected resource metadata and the authorization
+    server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth).
+    ``callbacks`` serves POST /callbacks/{taskId}, where outside systems end the jobs tools
+    handed off to them (domain/callbacks.py): open in every AuthMode, the URL's secret being
+    the capability."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -175,7 +176,7 @@ def create_app(
             return _error(
                 415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
             )
-        body = await _bounded_body(request, max_body_bytes)
+        body = await bounded_body(request, max_body_bytes)
         if body is None:
             # The rest of the body is never read, so the connection cannot carry another request.
             response = _error(413, INVALID_REQUEST, too_large(max_body_bytes))
@@ -204,7 +205,7 @@ def create_app(
         if refusal is not None:
             return JSONResponse({"error": refusal}, 403)
         secret = request.query_params.get("secret", "")
-        body = await _bounded_body(request, max_body_bytes)
+        body = await bounded_body(request, max_body_bytes)
         if body is None:
             response = JSONResponse({"error": too_large(max_body_bytes)}, 413)
             response.headers["connection"] = "close"
@@ -232,4 +233,5 @@ def create_app(
         routes.append(Route("/callbacks/{task_id}", callback, methods=["POST"]))
     if sign_in is None:
         return Starlette(routes=routes)
-    return sign_in.protect(routes)
+    routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
+    return sign_in.protect(routes, inline=inline)

@@ -39,8 +39,8 @@ from .tools.registry import ToolRegistry, registry
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
+    from .auth.build import SignInPorts
     from .auth.resource import SignIn
-    from .auth.tokens import Verifier
     from .domain.callbacks import CallbackService
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
@@ -68,6 +68,9 @@ class Ports:
     monotonic: Callable[[], float] = time.monotonic
     # The services jobs handed off run in (their status, their stop); None: none reachable.
     jobs: Callable[[], Jobs | None] = lambda: None
+    # Sign-in's own (taskgate/auth: its items in the table, its keys, the issuer); asked only
+    # when AuthMode lets callers in with tokens.
+    sign_in: Callable[[], SignInPorts] | None = None
 
 
 def limits(settings: Settings) -> Limits:
@@ -282,32 +285,20 @@ class Taskgate:
 
     @once
     def sign_in(self) -> SignIn | None:
-        """AuthMode JWT: the metadata and the token check the API serves; None otherwise.
-        Nothing here imports ``cryptography`` until the first token arrives."""
-        s = self.settings
-        if s.auth_mode != "JWT":
+        """AuthMode's callers (taskgate/auth), or None when every caller is anonymous. Only
+        the metadata, the routes and the middleware exist at a cold start: joserfc, Authlib and
+        the clients they need come with the first request that uses them."""
+        if not self.settings.auth_mode:
             return None
-        from .auth.resource import ProtectedResource, SignIn
+        from .auth.build import SignInPorts, build_sign_in
+        from .auth.signing import ephemeral_source
 
-        def verifier() -> Verifier:
-            from .auth.jwt import JwksCache, JwtVerifier, discover_jwks_uri
+        def no_store() -> Any:
+            raise RuntimeError("sign-in has no store: give Ports.sign_in")
 
-            jwks = JwksCache(s.oauth_jwks_uri or (lambda: discover_jwks_uri(s.oauth_issuer)))
-            return JwtVerifier(
-                issuer=s.oauth_issuer,
-                audiences=[s.oauth_resource, *s.oauth_audiences],
-                jwks=jwks,
-                client_ids=s.oauth_client_ids,
-                require_token_use=s.oauth_token_use or None,
-            )
-
-        resource = ProtectedResource(
-            resource=s.oauth_resource,
-            authorization_servers=[s.oauth_issuer],
-            scopes_supported=list(s.oauth_scopes),
-            required_scopes=list(s.oauth_scopes),
-        )
-        return SignIn(resource, verifier)
+        # Without sign-in ports (IAM alone, or CLIENT: nothing is stored) a key of this process's own.
+        ports = self.ports.sign_in() if self.ports.sign_in else SignInPorts(no_store, ephemeral_source())
+        return build_sign_in(self.settings, ports)
 
     def app(self, *, inline: bool = False) -> ASGIApp:
         """The Starlette app serving /mcp (``create_app``): ``inline=True`` in Lambda (one

@@ -22,6 +22,8 @@ from .protocol.request_state import ephemeral_keys
 from .root import Ports, Taskgate
 
 if TYPE_CHECKING:
+    from .auth.build import SignInPorts
+    from .auth.state import SignInStore
     from .domain.jobs import Jobs
     from .domain.sessions import SessionStore
 
@@ -78,8 +80,34 @@ def aws_ports(settings: Settings) -> Ports:
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,
         request_state_keys=request_state_keys,
         jobs=jobs,
+        sign_in=lambda: sign_in_ports(settings),
     )
     return ports
+
+
+def sign_in_ports(settings: Settings) -> SignInPorts:
+    """Sign-in's AWS adapters: its state in the task table, the key the stack's tokens are
+    signed with and the upstream client's secret in Secrets Manager (without a signing
+    secret, a key of this process's own: one local server)."""
+    from .adapters.secrets import SecretsManagerSecret
+    from .auth.build import SignInPorts
+    from .auth.signing import ephemeral_source
+
+    def store() -> SignInStore:
+        from .adapters.dynamodb_signin import DynamoDBSignInStore
+
+        return DynamoDBSignInStore(lambda: aws_clients.client("dynamodb"), settings.task_table)
+
+    def secret(arn: str) -> SecretsManagerSecret:
+        return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn)
+
+    signing = settings.oauth_signing_secret_arn
+    upstream = settings.oauth_upstream_client_secret_arn
+    return SignInPorts(
+        store=store,
+        signing_keys=secret(signing).versions if signing else ephemeral_source(),
+        upstream_secret=(lambda: secret(upstream).value().decode()) if upstream else (lambda: None),
+    )
 
 
 def from_env() -> Taskgate:

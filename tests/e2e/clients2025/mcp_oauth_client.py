@@ -11,9 +11,10 @@ client given to ``streamable_http_client`` (the 401, protected resource metadata
 authorization server metadata, registration, PKCE, the token), then ``ClientSession`` and
 ``session.experimental.call_tool_as_task`` / ``poll_task`` / ``get_task_result`` /
 ``list_tasks``. The one thing a test must stand in for is the user's browser: the SDK hands
-``redirect_handler`` the authorization URL; the test's authorization server approves at
-once, so a GET of it answers 302 to the redirect URI with ``code`` and ``state``, which
-``callback_handler`` returns.
+``redirect_handler`` the authorization URL, which a person (tests/sign_in_user.py) follows
+through whatever the server shows (an authorization server that approves at once, or the
+stack's own with its identity provider's sign-in form and the consent page) to the redirect
+URI, whose ``code`` and ``state`` ``callback_handler`` returns.
 """
 
 from __future__ import annotations
@@ -23,18 +24,24 @@ import asyncio
 import base64
 import contextlib
 import json
+import sys
 import time
 import traceback
 import warnings
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 from mcp import ClientSession, types
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: the person at the browser
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from sign_in_user import Person
 
 warnings.simplefilter("ignore", DeprecationWarning)  # the SDK's 2025-11-25 tasks client is marked so
 
@@ -66,6 +73,9 @@ class Requests:
         self.entries: list[dict[str, Any]] = []
 
     async def on_response(self, response: httpx.Response) -> None:
+        self.on_response_sync(response)
+
+    def on_response_sync(self, response: httpx.Response) -> None:
         request = response.request
         entry: dict[str, Any] = {
             "method": request.method,
@@ -82,23 +92,29 @@ class Requests:
 
 
 class Browser:
-    """The user's browser, for an authorization server that approves at once."""
+    """The user's browser: tests/sign_in_user.py's person follows the authorization URL (through
+    a sign-in form and a consent page, if the server shows them) to the redirect URI, whose
+    ``code`` and ``state`` ``callback_handler`` returns, as a local callback server would."""
 
-    def __init__(self, requests: Requests) -> None:
+    def __init__(self, requests: Requests, redirect_uri: str) -> None:
         self._result: tuple[str, str | None] | None = None
         self.authorization_urls: list[str] = []
+        self.pages: list[dict[str, Any]] = []
         self._requests = requests
+        self._redirect_uri = redirect_uri
 
     async def redirect_handler(self, authorization_url: str) -> None:
         self.authorization_urls.append(authorization_url)
-        hooks = {"response": [self._requests.on_response]}  # logged in order with the SDK's own
-        async with httpx.AsyncClient(follow_redirects=False, event_hooks=hooks) as browser:
-            response = await browser.get(authorization_url)
-        query = parse_qs(urlsplit(response.headers.get("location", "")).query)
-        if response.status_code != 302 or "code" not in query:
-            raise RuntimeError(
-                f"authorization refused: {response.status_code} {query or response.text[:200]}"
-            )
+        person = Person()
+        hooks = {"response": [self._requests.on_response_sync]}  # logged in order with the SDK's own
+        with httpx.Client(follow_redirects=False, event_hooks=hooks, timeout=30) as browser:
+            landed = person.sign_in(authorization_url, stop_at=self._redirect_uri, client=browser)
+        self.pages = [
+            {"url": s.url.split("?")[0], "status": s.status, "text": s.text[:300]} for s in person.steps
+        ]
+        query = parse_qs(urlsplit(landed).query)
+        if "code" not in query:
+            raise RuntimeError(f"authorization refused: {landed} {query}")
         self._result = (query["code"][0], query.get("state", [None])[0])
 
     async def callback_handler(self) -> tuple[str, str | None]:
@@ -134,7 +150,7 @@ async def run(url: str, client_id: str | None, redirect_uri: str) -> dict[str, A
     )
     storage = MemoryStorage(pre_registered)
     requests = Requests()
-    browser = Browser(requests)
+    browser = Browser(requests, redirect_uri)
     provider = OAuthClientProvider(
         server_url=url,
         client_metadata=metadata,
@@ -166,6 +182,7 @@ async def run(url: str, client_id: str | None, redirect_uri: str) -> dict[str, A
         out["taskId"] = task_id
     out["requests"] = requests.entries
     out["clientId"] = storage.client_info.client_id if storage.client_info else None
+    out["pages"] = browser.pages
     out["authorizationQueries"] = [
         {k: v[0] for k, v in parse_qs(urlsplit(u).query).items() if k not in ("state", "code_challenge")}
         for u in browser.authorization_urls

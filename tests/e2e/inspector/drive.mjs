@@ -81,12 +81,30 @@ function countBy(list) {
   return out;
 }
 
-async function openTab(page, label) {
+/** Debian's Chromium, headless, with a fresh profile; no background networking (none here). */
+export async function launchChromium(profile) {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    viewport: { width: 1440, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function openTab(page, label) {
   // Mantine SegmentedControl: the radio input is hidden; its <label> is what a person clicks.
   await page.locator('.mantine-SegmentedControl-root label').filter({ hasText: new RegExp(`^${label}$`) }).first().click();
 }
 
-async function showTasksPanel(page) {
+export async function showTasksPanel(page) {
   // The side panel opens on "Logs" when the server declares the logging capability (taskgate
   // does): the task cards are on its "Tasks" tab.
   const tab = page.getByRole('tab', { name: 'Tasks', exact: true });
@@ -106,7 +124,7 @@ async function toolNames(page) {
   return names;
 }
 
-async function selectTool(page, name) {
+export async function selectTool(page, name) {
   await page
     .locator('[data-testid="tools-screen"] button[data-variant="listItem"]')
     .filter({ has: page.getByText(name, { exact: true }) })
@@ -114,7 +132,7 @@ async function selectTool(page, name) {
   await page.getByRole('button', { name: 'Execute Tool' }).waitFor({ timeout: STEP_TIMEOUT });
 }
 
-async function setSwitch(page, sw, on) {
+export async function setSwitch(page, sw, on) {
   // Mantine Switch: the checkbox is visually hidden; a person clicks the visible track.
   if ((await sw.isChecked()) === on) return;
   await page.locator('.mantine-Switch-root').filter({ has: sw }).locator('.mantine-Switch-track').click();
@@ -122,7 +140,7 @@ async function setSwitch(page, sw, on) {
   while ((await sw.isChecked()) !== on && Date.now() < deadline) await page.waitForTimeout(50);
 }
 
-async function setRunAsTask(page, on) {
+export async function setRunAsTask(page, on) {
   const sw = page.getByRole('switch', { name: 'Run as task' });
   if ((await sw.count()) === 0) return null; // not offered (modern era: the server decides)
   await setSwitch(page, sw, on);
@@ -134,12 +152,12 @@ function taskCard(page, taskId) {
   return page.locator('.mantine-Card-root').filter({ hasText: `ID: ${taskId}` }).last();
 }
 
-async function taskIds(page) {
+export async function taskIds(page) {
   const texts = await page.getByText(/^ID: /).allTextContents();
   return texts.map((t) => (t.match(UUID) || [])[0]).filter(Boolean);
 }
 
-async function newTaskId(page, before) {
+export async function newTaskId(page, before) {
   const deadline = Date.now() + STEP_TIMEOUT;
   while (Date.now() < deadline) {
     const fresh = (await taskIds(page)).filter((id) => !before.includes(id));
@@ -154,7 +172,7 @@ async function taskStatus(page, taskId) {
   return (await badge.textContent())?.trim().toLowerCase();
 }
 
-async function waitTaskStatus(page, taskId, wanted, timeout = STEP_TIMEOUT) {
+export async function waitTaskStatus(page, taskId, wanted, timeout = STEP_TIMEOUT) {
   const deadline = Date.now() + timeout;
   let last;
   while (Date.now() < deadline) {
@@ -174,7 +192,7 @@ async function confirmInForm(page, form, shotName) {
   return text;
 }
 
-async function resultText(page, pattern, timeout = STEP_TIMEOUT) {
+export async function resultText(page, pattern, timeout = STEP_TIMEOUT) {
   const el = page.getByText(pattern).first();
   await el.waitFor({ timeout });
   return (await el.textContent()).trim();
@@ -196,20 +214,7 @@ async function disconnect(page) {
 
 async function run() {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'inspector-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    viewport: { width: 1440, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const context = await launchChromium(profile);
   const page = context.pages()[0] ?? (await context.newPage());
   summary.browser = await page.evaluate(() => navigator.userAgent.match(/HeadlessChrome\/[\d.]+|Chrome\/[\d.]+/)?.[0]);
   page.setDefaultTimeout(STEP_TIMEOUT);
@@ -408,6 +413,9 @@ async function run() {
   }
 }
 
-await run();
-process.stdout.write(`${JSON.stringify(summary)}\n`);
-process.exit(summary.error ? 1 : 0);
+// Run as a script (drive_sign_in.mjs imports the helpers above and drives its own steps).
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await run();
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  process.exit(summary.error ? 1 : 0);
+}

@@ -20,7 +20,10 @@ INSPECTOR_PKG="$PREFIX/node_modules/@modelcontextprotocol/inspector"
 CHROMIUM=/usr/bin/chromium
 
 # --- Chromium (Debian) -------------------------------------------------------
-if [ -x "$CHROMIUM" ]; then
+# SKIP_CHROMIUM=1 (make inspect): the Inspector alone, opened in the developer's own browser.
+if [ "${SKIP_CHROMIUM:-0}" = 1 ]; then
+  echo "setup: no chromium needed"
+elif [ -x "$CHROMIUM" ]; then
   echo "setup: $CHROMIUM present"
 else
   SUDO=""
@@ -34,7 +37,7 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
   [ -x "$CHROMIUM" ] || { echo "setup: apt-get did not provide $CHROMIUM" >&2; exit 1; }
 fi
-"$CHROMIUM" --version 2>/dev/null
+[ "${SKIP_CHROMIUM:-0}" = 1 ] || "$CHROMIUM" --version 2>/dev/null
 
 # --- Node 22 + Inspector + playwright-core (npm) -------------------------------
 stamp=$(cat "$HERE/package.json" "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1)

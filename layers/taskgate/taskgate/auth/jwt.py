@@ -1,294 +1,326 @@
-"""Access-token verification: JWS RS256 over the issuer's JWKS, cached per instance.
+"""Which access tokens /mcp accepts, checked with joserfc (JWS, JWK, claims).
 
-Small on purpose, because it sits on a Lambda's cold-start path: the standard library
-plus ``cryptography``'s RSA primitives, no JOSE library (PyJWT would also import
-``cryptography.x509``, about 15 ms more). It verifies exactly one thing, a JWT access
-token signed with RS256 by the configured issuer, and refuses everything else (other
-algorithms, ``crit`` headers, JWE, unsigned tokens, keys under 2048 bits).
+Only access tokens issued for this endpoint, from one of two issuers:
 
-Amazon Cognito access tokens carry no ``aud``; they name the app client in
-``client_id`` and say ``token_use: "access"``. A token without ``aud`` is accepted only
-when its ``client_id`` is allowed (what API Gateway's JWT authorizer does), and a token
-whose ``token_use`` is anything but ``access`` (a Cognito ID token) is always refused.
+- ``OwnTokens`` (AuthMode USER): the tokens this stack's authorization server issues to the
+  people who sign in through it. HS256 with the stack's key (signing.py), ``typ: at+jwt``
+  (RFC 9068), ``iss`` the stack's issuer, ``aud`` exactly this endpoint's resource URL (RFC
+  8707: a token a client obtained for another resource is refused), ``idp`` the upstream
+  issuer that signed the person in.
+- ``IssuerTokens`` (AuthMode CLIENT): access tokens the upstream issuer minted itself, such
+  as a Cognito client-credentials token for an agent. Its keys (jwks.py), an asymmetric
+  algorithm, and an audience check that keeps audiences and client ids apart: a token with
+  ``aud`` must name this resource (or a configured audience); one without (Cognito's access
+  tokens) must name a configured client in ``client_id``. A client id is never taken as an
+  audience, because an OpenID Connect ID token's ``aud`` is exactly its client's id.
 
-This module is imported only when the first token is checked: a deployment without
-sign-in never loads ``cryptography``. ``urllib.request`` waits for the first key fetch.
+ID tokens are refused by either: ``token_use`` other than ``access`` (Cognito), an ID
+token's own claims (``nonce``, ``at_hash``, ``c_hash``), a ``typ`` that is not a JWT access
+token's. The order of the checks is the order of their cost: size, shape, header and
+claims before any key is looked up, so junk never causes a fetch of keys (jwks.py).
+
+This module (and joserfc, and cryptography under it) is imported when the first request
+carrying a token is checked: a 401, and a deployment without sign-in, never load it.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
-import threading
+import secrets
 import time
-import urllib.request
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from joserfc import jws
+from joserfc.errors import ExpiredTokenError, InvalidClaimError, JoseError, MissingClaimError
+from joserfc.jwt import JWTClaimsRegistry
 
-from .tokens import AccessToken, SigningKeysUnavailable, TokenError
+from .jwks import ACCEPTED_ALGORITHMS, IssuerKeys
+from .signing import ALGORITHM as OWN_ALGORITHM
+from .signing import SigningKeys
+from .tokens import AccessToken, TokenError
+
+if TYPE_CHECKING:
+    from joserfc.jwk import Key
+    from joserfc.jws import CompactSignature
 
 MAX_TOKEN_BYTES = 16 * 1024  # far above any real access token; bounds the work done on junk
-ACCEPTED_TYP = {None, "jwt", "at+jwt", "application/at+jwt"}  # RFC 9068 §2.1 (case-insensitive)
-MIN_KEY_BITS = 2048
-
-Fetch = Callable[[str, float], bytes]
-
-_B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+ACCESS_TOKEN_TYP = frozenset({"at+jwt", "application/at+jwt"})  # RFC 9068 §2.1
+ISSUER_TYP = ACCESS_TOKEN_TYP | {"jwt"}  # many issuers (Cognito among them) say JWT, or nothing
+ID_TOKEN_CLAIMS = ("nonce", "at_hash", "c_hash", "s_hash")
 
 
-def b64url_decode(part: str) -> bytes:
-    # Strict: the stdlib decoder silently skips characters outside the alphabet, which would
-    # let many different strings verify as the same token.
-    if not _B64URL.match(part):
-        raise TokenError("malformed token: bad base64url segment")
+@dataclass(frozen=True)
+class Parsed:
+    """A compact JWS, split and decoded but not yet trusted."""
+
+    signed: CompactSignature
+    header: dict[str, Any]
+    claims: dict[str, Any]
+
+    @property
+    def kid(self) -> str:
+        kid = self.header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise TokenError("token without a key id (kid)")
+        return kid
+
+
+def parse(token: str) -> Parsed:
+    if len(token) > MAX_TOKEN_BYTES:
+        raise TokenError("token too large")
     try:
-        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
-    except (binascii.Error, ValueError) as exc:
-        raise TokenError("malformed token: bad base64url segment") from exc
+        signed = jws.extract_compact(token.encode("ascii"))
+        claims = json.loads(signed.payload or b"")
+    except (JoseError, UnicodeError, ValueError, RecursionError, TypeError) as error:
+        raise TokenError("malformed token: not a JWS compact serialization") from error
+    if not isinstance(claims, dict):
+        raise TokenError("malformed token: the payload is not a JSON object")
+    header = signed.headers()
+    if "crit" in header:
+        raise TokenError("unsupported critical header")
+    return Parsed(signed, header, claims)
 
 
-def b64url_encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+def _typ(header: Mapping[str, Any]) -> str | None:
+    typ = header.get("typ")
+    return typ.lower() if isinstance(typ, str) else None
 
 
-def _b64url_uint(value: str) -> int:
-    return int.from_bytes(b64url_decode(value), "big")
-
-
-def _json_object(data: bytes, what: str) -> dict[str, Any]:
+def _check_times(claims: dict[str, Any], now: int, leeway: int) -> int:
+    """exp (required), nbf and iat, with ``leeway`` seconds of clock skew."""
+    registry = JWTClaimsRegistry(now=now, leeway=leeway, exp={"essential": True})
     try:
-        obj = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise TokenError(f"malformed token: {what} is not JSON") from exc
-    if not isinstance(obj, dict):
-        raise TokenError(f"malformed token: {what} is not a JSON object")
-    return obj
+        registry.validate({k: claims[k] for k in ("exp", "nbf", "iat") if k in claims})
+    except MissingClaimError as error:
+        raise TokenError("token without expiry") from error
+    except ExpiredTokenError as error:
+        raise TokenError("token expired") from error
+    except InvalidClaimError as error:
+        raise TokenError(f"token not yet valid or malformed ({error.description})") from error
+    return int(claims["exp"])
 
 
-def urllib_fetch(url: str, timeout: float) -> bytes:
-    if urlsplit(url).scheme not in ("https", "http"):
-        raise ValueError(f"refusing to fetch {url!r}")
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        body: bytes = response.read(1024 * 1024)
-        return body
+def _verify_signature(parsed: Parsed, key: Key, algorithm: str) -> None:
+    try:
+        valid = jws.validate_compact(parsed.signed, key, algorithms=[algorithm])
+    except JoseError as error:
+        raise TokenError("bad token signature") from error
+    if not valid:
+        raise TokenError("bad token signature")
 
 
-def discover_jwks_uri(issuer: str, fetch: Fetch = urllib_fetch, timeout: float = 3.0) -> str:
-    """The issuer's ``jwks_uri``, from its OpenID Connect discovery document or its RFC 8414
-    metadata (path-appended, then path-inserted), whichever answers first with a document
-    that names this very issuer."""
-    parts = urlsplit(issuer)
-    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    candidates = [
-        f"{issuer.rstrip('/')}/.well-known/openid-configuration",
-        f"{origin}/.well-known/oauth-authorization-server{path}",
-        f"{origin}/.well-known/openid-configuration{path}",
-    ]
-    for url in candidates:
-        try:
-            document = json.loads(fetch(url, timeout))
-        except Exception:
-            continue
-        if isinstance(document, dict) and document.get("issuer") == issuer and document.get("jwks_uri"):
-            return str(document["jwks_uri"])
-    raise SigningKeysUnavailable(f"no discovery document for {issuer} names its jwks_uri")
+def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
+    raw = claims.get("scope", claims.get("scp", ""))
+    if isinstance(raw, str):
+        return frozenset(raw.split())
+    return frozenset(s for s in raw if isinstance(s, str)) if isinstance(raw, list) else frozenset()
 
 
-class JwksCache:
-    """An issuer's signing keys, fetched lazily and kept in memory (one per Lambda instance).
+def _audience(claims: Mapping[str, Any]) -> tuple[str, ...]:
+    aud = claims.get("aud")
+    if aud is None:
+        return ()
+    if isinstance(aud, str):
+        return (aud,)
+    if isinstance(aud, list) and all(isinstance(a, str) for a in aud):
+        return tuple(aud)
+    raise TokenError("malformed token: aud")
 
-    A token with an unknown ``kid`` triggers a refetch (key rotation), but at most once per
-    ``min_refetch_interval`` seconds, so a stream of forged kids cannot turn every request
-    into an outbound call. Keys are also refetched after ``max_age`` seconds, and kept through
-    an outage of the issuer. ``jwks_uri`` may be a function (discovery, on first use).
-    Thread-safe: a local server verifies on several threads.
-    """
+
+def _subject(claims: Mapping[str, Any]) -> str:
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise TokenError("token without subject")
+    return subject
+
+
+class OwnTokens:
+    """The access tokens this stack's authorization server issues (AuthMode USER)."""
 
     def __init__(
         self,
-        jwks_uri: str | Callable[[], str],
         *,
-        fetch: Fetch = urllib_fetch,
-        timeout: float = 3.0,
-        min_refetch_interval: float = 60.0,
-        max_age: float = 24 * 3600.0,
-        clock: Callable[[], float] = time.monotonic,
+        issuer: str,
+        resource: str,
+        keys: SigningKeys,
+        leeway: int = 60,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._jwks_uri = jwks_uri
-        self._fetch = fetch
-        self._timeout = timeout
-        self._min_refetch_interval = min_refetch_interval
-        self._max_age = max_age
-        self._clock = clock
-        self._keys: dict[str, rsa.RSAPublicKey] = {}
-        self._fetched_at: float | None = None
-        self._last_attempt: float | None = None
-        self._lock = threading.Lock()
-
-    def key(self, kid: str | None) -> rsa.RSAPublicKey:
-        with self._lock:
-            now = self._clock()
-            if self._fetched_at is None or now - self._fetched_at > self._max_age:
-                self._refresh(now)
-            found = self._lookup(kid)
-            if found is None and self._may_refetch(now):
-                self._refresh(now)  # unknown kid: perhaps the issuer rotated its keys
-                found = self._lookup(kid)
-            if found is None:
-                raise TokenError("token signed with an unknown key")
-            return found
-
-    def _may_refetch(self, now: float) -> bool:
-        return self._last_attempt is None or now - self._last_attempt >= self._min_refetch_interval
-
-    def _lookup(self, kid: str | None) -> rsa.RSAPublicKey | None:
-        if kid is None:  # a JWKS with a single key may be used without kid
-            return next(iter(self._keys.values())) if len(self._keys) == 1 else None
-        return self._keys.get(kid)
-
-    def _refresh(self, now: float) -> None:
-        if self._keys and not self._may_refetch(now):
-            return
-        self._last_attempt = now
-        try:
-            if callable(self._jwks_uri):
-                self._jwks_uri = self._jwks_uri()
-            keys = self.parse(json.loads(self._fetch(self._jwks_uri, self._timeout)))
-        except Exception as exc:
-            if not self._keys:
-                raise SigningKeysUnavailable(f"the issuer's keys could not be fetched: {exc}") from exc
-            return  # keep the keys we have; try again after the refetch interval
+        self.issuer = issuer
+        self.resource = resource
         self._keys = keys
-        self._fetched_at = now
+        self._leeway = leeway
+        self._clock = clock
 
-    @staticmethod
-    def parse(document: Mapping[str, Any]) -> dict[str, rsa.RSAPublicKey]:
-        keys: dict[str, rsa.RSAPublicKey] = {}
-        for index, jwk in enumerate(document.get("keys") or []):
-            if not isinstance(jwk, dict) or jwk.get("kty") != "RSA":
-                continue
-            if jwk.get("use", "sig") != "sig" or jwk.get("alg", "RS256") != "RS256":
-                continue
-            try:
-                key = rsa.RSAPublicNumbers(_b64url_uint(jwk["e"]), _b64url_uint(jwk["n"])).public_key()
-            except (KeyError, TypeError, ValueError, TokenError):
-                continue
-            if key.key_size < MIN_KEY_BITS:
-                continue
-            keys[str(jwk.get("kid", f"#{index}"))] = key
-        return keys
+    def mint(
+        self, *, subject: str, identity_issuer: str, client_id: str, scope: Iterable[str], ttl_seconds: int
+    ) -> tuple[str, int]:
+        """A signed access token for this resource, and when it expires."""
+        from joserfc import jwt
+
+        kid, key = self._keys.current()
+        now = int(self._clock())
+        claims = {
+            "iss": self.issuer,
+            "sub": subject,
+            "aud": self.resource,
+            "client_id": client_id,
+            "scope": " ".join(scope),
+            "idp": identity_issuer,
+            "iat": now,
+            "exp": now + ttl_seconds,
+            "jti": secrets.token_urlsafe(16),
+        }
+        header = {"alg": OWN_ALGORITHM, "kid": kid}
+        return jwt.encode(
+            header, claims, key, algorithms=[OWN_ALGORITHM], default_type="at+jwt"
+        ), now + ttl_seconds
+
+    def verify(self, parsed: Parsed) -> AccessToken:
+        if parsed.header.get("alg") != OWN_ALGORITHM:
+            raise TokenError("unsupported token algorithm")
+        if _typ(parsed.header) not in ACCESS_TOKEN_TYP:
+            raise TokenError("not an access token (typ)")
+        claims = parsed.claims
+        expires_at = _check_times(claims, int(self._clock()), self._leeway)
+        audience = _audience(claims)
+        if self.resource not in audience:
+            raise TokenError("token not issued for this resource (audience)")
+        subject = _subject(claims)
+        identity_issuer, client_id = claims.get("idp"), claims.get("client_id")
+        if not isinstance(identity_issuer, str) or not isinstance(client_id, str):
+            raise TokenError("malformed token: idp, client_id")
+        _verify_signature(parsed, self._keys.by_kid(parsed.kid), OWN_ALGORITHM)
+        return AccessToken(
+            issuer=self.issuer,
+            subject=subject,
+            client_id=client_id,
+            scopes=_scopes(claims),
+            audience=audience,
+            expires_at=expires_at,
+            claims=claims,
+            identity_issuer=identity_issuer,
+        )
 
 
-class JwtVerifier:
-    """Verifies RS256 JWT access tokens for one resource server.
-
-    Checks, in order: size and shape; header (``alg`` RS256 only, no ``crit``, ``typ`` JWT or
-    at+jwt); signature against the issuer's JWKS; ``iss`` (exact); ``exp`` (required);
-    ``nbf``/``iat`` (``leeway`` seconds of clock skew); audience; ``token_use``; ``sub``.
-
-    Audience: the token's ``aud`` must contain one of ``audiences`` (this server's resource
-    URL, RFC 8707/9068, and any configured). A token *without* ``aud`` is accepted only if its
-    ``client_id`` is in ``client_ids`` (Cognito access tokens).
-    """
+class IssuerTokens:
+    """Access tokens the upstream issuer minted for this endpoint (AuthMode CLIENT)."""
 
     def __init__(
         self,
         *,
         issuer: str,
         audiences: Iterable[str],
-        jwks: JwksCache,
-        client_ids: Iterable[str] = (),
-        require_token_use: str | None = None,
+        client_ids: Iterable[str],
+        keys: IssuerKeys,
+        token_use: str | None = None,
         leeway: int = 60,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.issuer = issuer
         self.audiences = frozenset(audiences)
         self.client_ids = frozenset(client_ids)
-        self.jwks = jwks
-        self.require_token_use = require_token_use
-        self.leeway = leeway
+        if self.audiences & self.client_ids:
+            raise ValueError("a client id is not an audience: an ID token's aud is its client's id")
+        self._keys = keys
+        self._token_use = token_use
+        self._leeway = leeway
         self._clock = clock
-        if not self.audiences and not self.client_ids:
-            raise ValueError("configure audiences and/or client ids: a token must be checked as ours")
 
-    def verify(self, token: str) -> AccessToken:
-        if len(token) > MAX_TOKEN_BYTES:
-            raise TokenError("token too large")
-        parts = token.split(".")
-        if len(parts) != 3:
-            raise TokenError("malformed token: not a JWS compact serialization")
-        header = _json_object(b64url_decode(parts[0]), "header")
-        if header.get("alg") != "RS256":
+    def verify(self, parsed: Parsed) -> AccessToken:
+        algorithm = parsed.header.get("alg")
+        if algorithm not in ACCEPTED_ALGORITHMS:
             raise TokenError("unsupported token algorithm")
-        if "crit" in header:
-            raise TokenError("unsupported critical header")
-        typ = header.get("typ")
-        if (typ.lower() if isinstance(typ, str) else typ) not in ACCEPTED_TYP:
+        if "typ" in parsed.header and _typ(parsed.header) not in ISSUER_TYP:
             raise TokenError("not an access token (typ)")
-        kid = header.get("kid")
-        if kid is not None and not isinstance(kid, str):
-            raise TokenError("malformed token: kid")
-        signature = b64url_decode(parts[2])
-        key = self.jwks.key(kid)
-        try:
-            key.verify(
-                signature, f"{parts[0]}.{parts[1]}".encode("ascii"), padding.PKCS1v15(), hashes.SHA256()
-            )
-        except (InvalidSignature, UnicodeEncodeError) as exc:
-            raise TokenError("bad token signature") from exc
-        return self._check_claims(_json_object(b64url_decode(parts[1]), "payload"))
-
-    def _check_claims(self, claims: dict[str, Any]) -> AccessToken:
-        now = self._clock()
-        if claims.get("iss") != self.issuer:
-            raise TokenError("token from another issuer")
-        exp = claims.get("exp")
-        if not isinstance(exp, int | float) or isinstance(exp, bool):
-            raise TokenError("token without expiry")
-        if now >= exp + self.leeway:
-            raise TokenError("token expired")
-        for name in ("nbf", "iat"):
-            value = claims.get(name)
-            if value is not None and (not isinstance(value, int | float) or value > now + self.leeway):
-                raise TokenError(f"token not yet valid ({name})")
-        aud = claims.get("aud")
-        audience: tuple[str, ...]
-        if aud is None:
-            audience = ()
-            if claims.get("client_id") not in self.client_ids:
-                raise TokenError("token not issued for this resource (no audience)")
-        else:
-            audience = (aud,) if isinstance(aud, str) else tuple(a for a in aud if isinstance(a, str))
-            if not self.audiences.intersection(audience):
-                raise TokenError("token not issued for this resource (audience)")
+        claims = parsed.claims
+        expires_at = _check_times(claims, int(self._clock()), self._leeway)
         token_use = claims.get("token_use")
         if (token_use is not None and token_use != "access") or (
-            self.require_token_use is not None and token_use != self.require_token_use
+            self._token_use is not None and token_use != self._token_use
         ):
             raise TokenError("not an access token (token_use)")
-        subject = claims.get("sub")
-        if not isinstance(subject, str) or not subject:
-            raise TokenError("token without subject")
-        raw_scope = claims.get("scope", claims.get("scp", ""))
-        scopes = (
-            raw_scope.split() if isinstance(raw_scope, str) else [s for s in raw_scope if isinstance(s, str)]
-        )
-        client_id = claims.get("client_id", claims.get("azp"))
+        if any(name in claims for name in ID_TOKEN_CLAIMS) or claims.get("typ") in ("ID", "id"):
+            raise TokenError("not an access token (an ID token's claims)")
+        if "scope" not in claims and "scp" not in claims:
+            # Access tokens of an issuer with resource scopes carry them; ID tokens never do.
+            raise TokenError("not an access token (no scope)")
+        audience = _audience(claims)
+        client_id = claims.get("client_id")
+        if audience:
+            if not self.audiences.intersection(audience):
+                raise TokenError("token not issued for this resource (audience)")
+        elif client_id not in self.client_ids:
+            raise TokenError("token not issued for this resource (no audience)")
+        subject = _subject(claims)
+        _verify_signature(parsed, self._keys.key(parsed.kid), str(algorithm))
         return AccessToken(
             issuer=self.issuer,
             subject=subject,
             client_id=client_id if isinstance(client_id, str) else None,
-            scopes=frozenset(scopes),
+            scopes=_scopes(claims),
             audience=audience,
-            expires_at=int(exp),
+            expires_at=expires_at,
             claims=claims,
         )
+
+
+class TokenVerifier:
+    """Routes a token to the verifier of the issuer it names (checked again by that verifier,
+    with the signature): tokens from any other issuer are refused before any key is fetched."""
+
+    def __init__(self, own: OwnTokens | None = None, upstream: IssuerTokens | None = None) -> None:
+        self._by_issuer: dict[str, OwnTokens | IssuerTokens] = {}
+        for verifier in (upstream, own):
+            if verifier is not None:
+                self._by_issuer[verifier.issuer] = verifier
+
+    def verify(self, token: str) -> AccessToken:
+        parsed = parse(token)
+        issuer = parsed.claims.get("iss")
+        verifier = self._by_issuer.get(issuer) if isinstance(issuer, str) else None
+        if verifier is None:
+            raise TokenError("token from another issuer")
+        return verifier.verify(parsed)
+
+
+class IdTokens:
+    """The ID token the upstream issuer returns when it signed a person in for this stack's
+    authorization server (its callback): who that person is, for this client and this
+    sign-in (``nonce``) only."""
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        client_id: str,
+        keys: IssuerKeys,
+        leeway: int = 60,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.issuer = issuer
+        self.client_id = client_id
+        self._keys = keys
+        self._leeway = leeway
+        self._clock = clock
+
+    def verify(self, token: str, nonce: str) -> dict[str, Any]:
+        parsed = parse(token)
+        algorithm = parsed.header.get("alg")
+        if algorithm not in ACCEPTED_ALGORITHMS:
+            raise TokenError("unsupported token algorithm")
+        claims = parsed.claims
+        if claims.get("iss") != self.issuer:
+            raise TokenError("ID token from another issuer")
+        _check_times(claims, int(self._clock()), self._leeway)
+        if self.client_id not in _audience(claims):
+            raise TokenError("ID token for another client")
+        if claims.get("token_use", "id") != "id":
+            raise TokenError("not an ID token (token_use)")
+        if not isinstance(claims.get("nonce"), str) or not secrets.compare_digest(claims["nonce"], nonce):
+            raise TokenError("ID token for another sign-in (nonce)")
+        _subject(claims)
+        _verify_signature(parsed, self._keys.key(parsed.kid), str(algorithm))
+        return claims

@@ -9,10 +9,12 @@
   401 with ``Bearer resource_metadata="…", scope="…"``; a bad one: 401 ``invalid_token``; one
   without the required scopes: 403 ``insufficient_scope``. A good token's claims go where API
   Gateway's JWT authorizer puts them (``requestContext.authorizer.jwt.claims`` of the
-  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/identity.py).
+  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/identity.py), the
+  issuer being the one that signed the person in (tokens.AccessToken.owner_claims). On
+  ``/iam/mcp`` (AuthMode IAM beside tokens) the caller is the IAM principal API Gateway names.
 
 The token verifier is built on the first request that carries a token: the 401 path and a
-deployment without sign-in never import ``cryptography``.
+deployment without sign-in never import joserfc or ``cryptography``.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..lazy import Lazy
-from .tokens import InsufficientScope, SigningKeysUnavailable, TokenError, Verifier
+from .tokens import AccessToken, InsufficientScope, SigningKeysUnavailable, TokenError, Verifier
 
 WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
 UNAVAILABLE = "Service temporarily unavailable; please retry"
@@ -153,42 +156,92 @@ def _with_claims(scope: Scope, claims: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+IAM_PATH = "/iam/mcp"
+
+
+def _iam_caller(scope: Scope) -> bool:
+    """API Gateway checked this request's SigV4 signature (the route is AWS_IAM) and named the
+    caller; only API Gateway writes ``requestContext``, never the client."""
+    event = scope.get("aws.event")
+    context = event.get("requestContext") if isinstance(event, dict) else None
+    authorizer = context.get("authorizer") if isinstance(context, dict) else None
+    iam = authorizer.get("iam") if isinstance(authorizer, dict) else None
+    return isinstance(iam, dict) and bool(iam.get("userArn"))
+
+
 @dataclass(frozen=True)
 class SignIn:
-    """What create_app needs to require tokens: the metadata, and how to build the verifier
-    (called on the first request that carries a token)."""
+    """What create_app needs to let callers in (AuthMode): the protected resource and how to
+    build its token check (called on the first request that carries a token), the
+    authorization server's routes (USER), and whether SigV4 callers come in on /iam/mcp (IAM).
+    ``resource`` is None when no bearer token is accepted (IAM alone)."""
 
-    resource: ProtectedResource
-    verifier: Callable[[], Verifier]
+    resource: ProtectedResource | None
+    verifier: Callable[[], Verifier] | None = None
+    routes: Callable[[bool], list[Route]] = lambda inline: []
+    iam: bool = False
 
-    def protect(self, routes: Sequence[BaseRoute]) -> ASGIApp:
-        """An app serving ``routes`` and the metadata, with a token required on /mcp."""
-        app = Starlette(routes=[*routes, *metadata_routes(self.resource)])
-        return BearerAuthMiddleware(app, resource=self.resource, verifier=self.verifier)
+    @property
+    def paths(self) -> list[str]:
+        return [IAM_PATH] if self.iam else []
+
+    def all_routes(self, *, inline: bool = False) -> list[Route]:
+        found = metadata_routes(self.resource) if self.resource is not None else []
+        return [*found, *self.routes(inline)]
+
+    def protect(self, routes: Sequence[BaseRoute], *, inline: bool = False) -> ASGIApp:
+        """An app serving ``routes``, the metadata and the authorization server, with a token
+        required on /mcp and an IAM caller on /iam/mcp."""
+        app = Starlette(routes=[*routes, *self.all_routes(inline=inline)])
+        return BearerAuthMiddleware(
+            app, resource=self.resource, verifier=self.verifier, iam=self.iam, inline=inline
+        )
 
 
 _BEARER = re.compile(r"^Bearer +([A-Za-z0-9\-._~+/]+=*) *$", re.IGNORECASE)
 
 
 class BearerAuthMiddleware:
-    """Requires a valid bearer access token on the protected paths (all methods but OPTIONS)."""
+    """Requires a valid bearer access token on /mcp (all methods but OPTIONS) when tokens are
+    accepted, and an IAM caller named by API Gateway on /iam/mcp. The check runs in a worker
+    thread unless ``inline`` (Lambda): fetching an issuer's keys must not hold up the local
+    server's other requests."""
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        resource: ProtectedResource,
-        verifier: Callable[[], Verifier],
-        protected_paths: Iterable[str] | None = None,
+        resource: ProtectedResource | None,
+        verifier: Callable[[], Verifier] | None,
+        iam: bool = False,
+        inline: bool = False,
     ) -> None:
         self._app = app
         self._resource = resource
         # Built by the first request that carries a token.
-        self._verifier = Lazy(verifier)
-        self._protected = frozenset(protected_paths or [resource.path])
+        self._verifier: Lazy[Verifier] | None = Lazy(verifier) if verifier is not None else None
+        self._iam = iam
+        self._inline = inline
+
+    def _check(self, token: str) -> AccessToken:
+        assert self._verifier is not None and self._resource is not None
+        checked = self._verifier().verify(token)  # ~0.1 ms once keys are in memory
+        checked.require_scopes(self._resource.required_scopes)
+        return checked
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] not in self._protected or scope["method"] == "OPTIONS":
+        if scope["type"] != "http" or scope["method"] == "OPTIONS":
+            await self._app(scope, receive, send)
+            return
+        path = scope["path"]
+        if path == IAM_PATH:
+            if self._iam and _iam_caller(scope):
+                await self._app(scope, receive, send)
+            else:
+                body = _rpc_error_body("Forbidden: /iam/mcp takes SigV4-signed requests through API Gateway")
+                await Response(body, 403, media_type="application/json")(scope, receive, send)
+            return
+        if self._resource is None or path != self._resource.path:
             await self._app(scope, receive, send)
             return
         authorization = [v for k, v in scope.get("headers", []) if k == b"authorization"]
@@ -199,8 +252,8 @@ class BearerAuthMiddleware:
         try:
             if match is None:
                 raise TokenError("expected one Authorization: Bearer <token> header")
-            token = self._verifier().verify(match.group(1))  # ~0.1 ms; keys cached
-            token.require_scopes(self._resource.required_scopes)
+            token = match.group(1)
+            checked = self._check(token) if self._inline else await run_in_threadpool(self._check, token)
         except TokenError as error:
             await auth_error_response(self._resource, error)(scope, receive, send)
             return
@@ -213,5 +266,5 @@ class BearerAuthMiddleware:
                 scope, receive, send
             )
             return
-        scope = {**scope, "auth.token": token, "aws.event": _with_claims(scope, dict(token.claims))}
+        scope = {**scope, "auth.token": checked, "aws.event": _with_claims(scope, checked.owner_claims)}
         await self._app(scope, receive, send)

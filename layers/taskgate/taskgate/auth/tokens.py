@@ -46,6 +46,22 @@ class AccessToken:
     audience: tuple[str, ...]
     expires_at: int
     claims: Mapping[str, Any] = field(repr=False)
+    # The issuer that names the caller: the token's own, or, for a token this stack's
+    # authorization server issued, the upstream issuer that signed the person in. Owners are
+    # "<that issuer>#<sub>", so a user keeps their tasks whether they signed in through this
+    # stack or (before it) at the issuer directly, and whatever the stack's public URL.
+    identity_issuer: str = ""
+
+    @property
+    def owner_claims(self) -> dict[str, Any]:
+        """What API Gateway's JWT authorizer would pass on: the claims the owner is made of
+        (protocol/identity.py reads ``iss`` and ``sub``) with the token's client and scopes."""
+        return {
+            "iss": self.identity_issuer or self.issuer,
+            "sub": self.subject,
+            "client_id": self.client_id,
+            "scope": " ".join(sorted(self.scopes)),
+        }
 
     def require_scopes(self, required: Iterable[str]) -> None:
         wanted = set(required)

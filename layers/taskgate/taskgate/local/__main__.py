@@ -1,19 +1,28 @@
 """``python -m taskgate.local``: serve /mcp on 127.0.0.1 backed by the embedded runtime.
 
+``--reload DIR…`` (``make dev``) restarts it whenever a Python file under those directories
+changes; the embedded AWS lives in the served process, so each restart starts it empty.
+
 Set ``TASKGATE_BACKEND=aws`` to skip moto and use whatever AWS the environment
 points at (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``, ``TASK_TABLE``, ``STATE_MACHINE_ARN``).
+``TASKGATE_SIGN_IN=dev`` (``make serve-signin``) adds the whole sign-in against a
+development identity provider on ``IDP_PORT`` (the next port by default): sign_in.py.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import logging
 import os
 import threading
 import time
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from .. import wiring
+from . import sign_in as dev_sign_in
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
 
@@ -28,27 +37,71 @@ def _sweep_forever(interval: float) -> None:
             logging.getLogger(__name__).exception("sweep failed")
 
 
-def main() -> None:
+def app() -> ASGIApp:
+    """What the local server serves: the embedded AWS started in this process, the sweeper
+    running, dev tokens or the development sign-in applied. ``make dev``'s reloader calls it
+    in each fresh process."""
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))
     # Where callback URLs point (tools.jobs.Callback): this server, unless told otherwise.
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     os.environ.setdefault("PUBLIC_URL", f"http://{shown}:{port}")
+    provider = None
+    if os.environ.get("TASKGATE_SIGN_IN") == "dev":
+        idp_port = int(os.environ.get("IDP_PORT", str(port + 1)))
+        provider = dev_sign_in.prepare(os.environ, host, port, idp_port)
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
-    root = wiring.root()
+    root = dev_sign_in.with_test_documents(wiring.root())
+    wiring.reset(to=root)
     settings = root.settings
     interval = float(os.environ.get("SWEEP_INTERVAL_SECONDS", "60"))
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
-    # AUTH_MODE=JWT with OAUTH_ISSUER, OAUTH_RESOURCE…: real bearer tokens, as deployed.
-    app = root.app()
+    # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
+    served = root.app()
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
-    if tokens and settings.auth_mode == "JWT":
-        raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE=JWT exclude each other")
-    served = DevAuthMiddleware(app, parse_tokens(tokens)) if tokens else app
+    if tokens and settings.auth_mode & {"USER", "CLIENT"}:
+        raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
+    if tokens:
+        served = DevAuthMiddleware(served, parse_tokens(tokens))
+    if provider is not None:
+        # The identity provider on its own origin, as Cognito's domain is; in a daemon thread
+        # (uvicorn leaves signals to the main thread's server), so it ends with the server.
+        idp_port = int(provider.base_url.rsplit(":", 1)[1])
+        idp = uvicorn.Server(uvicorn.Config(provider.app(), host=host, port=idp_port, log_level="warning"))
+        threading.Thread(target=lambda: asyncio.run(idp.serve()), daemon=True, name="dev-idp").start()
+        print(dev_sign_in.banner(provider, settings.public_url), flush=True)
+    return served
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m taskgate.local", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--reload",
+        nargs="+",
+        metavar="DIR",
+        help="restart the server whenever a .py file under DIR changes (make dev)",
+    )
+    args = parser.parse_args(argv)
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "3000"))
     print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
-    uvicorn.run(served, host=host, port=port, log_level="warning")
+    if not args.reload:
+        uvicorn.run(app(), host=host, port=port, log_level="warning")
+        return
+    # The embedded AWS lives in the served process, so a restart starts it empty: tasks,
+    # sessions and results are gone, as they would be after a fresh deploy to a new stack.
+    print(f"restarting on changes under {', '.join(args.reload)} (the embedded AWS starts empty each time)")
+    uvicorn.run(
+        "taskgate.local.__main__:app",
+        factory=True,
+        reload=True,
+        reload_dirs=args.reload,
+        host=host,
+        port=port,
+        log_level="warning",
+    )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ RESULT_BUCKET = "taskgate-results-local"
 STATE_MACHINE_NAME = "taskgate-task"
 PIPELINE_NAME = "taskgate-pipeline"
 REQUEST_STATE_SECRET = "taskgate-request-state"
+SIGN_IN_KEY_SECRET = "taskgate-sign-in-key"
 WORKER_NAME = "taskgate-worker"
 
 TABLE_DEFINITION: dict[str, Any] = {
@@ -79,14 +80,14 @@ _LOCAL_ENV = {
 
 
 def repo_root() -> Path:
+    """Where the state machine and the worker handler are: this checkout's top, or the
+    installed package's copy (a deployer's project runs the same ones); TASKGATE_ROOT wins."""
     configured = os.environ.get("TASKGATE_ROOT")
     if configured:
         return Path(configured)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "statemachines" / "task.asl.json").exists():
-            return parent
-    raise FileNotFoundError("statemachines/task.asl.json not found; set TASKGATE_ROOT")
+    from .stack import source
+
+    return source()
 
 
 def _load_worker_handler(root: Path) -> ModuleType:
@@ -126,6 +127,7 @@ class EmbeddedAws:
         self.state_machine_arn = ""
         self.pipeline_arn = ""
         self.request_state_secret_arn = ""
+        self.sign_in_key_secret_arn = ""
         self._mock: Any = None
         self._worker: ModuleType | None = None
 
@@ -147,6 +149,7 @@ class EmbeddedAws:
         os.environ["RESULT_BUCKET"] = RESULT_BUCKET
         os.environ["REQUEST_STATE_SECRET_ARN"] = self.request_state_secret_arn
         os.environ["PIPELINE_STATE_MACHINE_ARN"] = self.pipeline_arn
+        os.environ["OAUTH_SIGNING_SECRET_ARN"] = self.sign_in_key_secret_arn
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
         return self
@@ -179,8 +182,13 @@ class EmbeddedAws:
         boto3.client("s3", region_name=REGION).create_bucket(Bucket=RESULT_BUCKET)
         # Like the stack's RequestStateSecret: a random value of this runtime's own, read
         # through the same adapter as in Lambda.
-        self.request_state_secret_arn = boto3.client("secretsmanager", region_name=REGION).create_secret(
+        sm = boto3.client("secretsmanager", region_name=REGION)
+        self.request_state_secret_arn = sm.create_secret(
             Name=REQUEST_STATE_SECRET, SecretString=secrets.token_urlsafe(48)
+        )["ARN"]
+        # Like the stack's SignInKeySecret: the key this stack's access tokens are signed with.
+        self.sign_in_key_secret_arn = sm.create_secret(
+            Name=SIGN_IN_KEY_SECRET, SecretString=secrets.token_urlsafe(48)
         )["ARN"]
         iam = boto3.client("iam", region_name=REGION)
         role_arn = iam.create_role(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
+from ..tools.awaiting import finish
 from ..tools.context import InputNeeded, NoTaskControl, TaskCancelled, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool
@@ -145,7 +146,7 @@ def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None
         return Prepared(None, {})
     ctx = ToolContext(answers=answers, peer=peer)
     try:
-        prepare(request.args, ctx)
+        finish(prepare(request.args, ctx))
     except InputNeeded as need:
         return Prepared(need.requests, {})
     # The task inherits the answers to the questions it was asked, nothing else.

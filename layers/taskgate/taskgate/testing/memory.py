@@ -4,7 +4,7 @@ over plain dicts, for tests and the bench. No DynamoDB item encoding, no botocor
 ``MemoryTaskStore`` honours the domain's transition table, as the DynamoDB store's
 condition expressions do (tests/integration/test_transitions.py runs one matrix against
 both); it and ``MemorySessionStore`` refuse an item DynamoDB would refuse (400 KB).
-``memory_ports`` hands them to the composition root (``taskgate.root.Taskgate``).
+``MemorySignInStore`` is sign-in's (taskgate/auth). ``memory_ports`` hands them to the composition root (``taskgate.root.Taskgate``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
 from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
-from ..domain.jobs import CallbackSlot, JobProgress, PendingJob
+from ..domain.jobs import CallbackSlot, JobKind, JobProgress, PendingJob
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
@@ -24,6 +25,10 @@ from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from ..domain.transitions import Op, check, target
 from ..protocol.request_state import ephemeral_keys
 from ..root import Ports
+
+if TYPE_CHECKING:
+    from ..auth.build import SignInPorts
+    from ..domain.worker import StepOutcome, Worker
 
 # DynamoDB refuses an item over 400 KB (a ValidationException, which the adapters
 # translate into DependencyFailure); the fakes refuse the same writes.
@@ -409,9 +414,9 @@ def _touched(record: TaskRecord, now_ms: int, alive: Expiry, **changes: Any) -> 
 class MemoryWorkflow:
     """``Workflow`` as the state machine behaves, without running anything by itself.
 
-    ``start`` queues an execution; a test's ``settle`` (tests/fakes.py ``World``) runs
-    the queued steps through the real worker, parks on a token when a step asks (as AwaitInput does), and
-    queues the execution again when ``resume`` is called with that token. With
+    ``start`` queues an execution; ``Memory.settle`` runs the queued steps through the
+    real worker, parks on a token when a step asks (as AwaitInput does), and queues the
+    execution again when ``resume`` is called with that token. With
     ``complete_into`` set (the bench), ``start`` finishes the task at once.
     """
 
@@ -656,6 +661,122 @@ class FakeClock:
         self.now += ms
 
 
+class MemorySignInStore:
+    """``SignInStore`` (taskgate/auth) over a dict, with the DynamoDB adapter's semantics:
+    expired items are gone to reads, and every conditional write decides once."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[Any, int]] = {}
+        self.counters: dict[str, int] = {}
+        self.used_codes: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _live(self, key: str, now: int) -> Any:
+        found = self.items.get(key)
+        return found[0] if found and found[1] > now else None
+
+    def add_client(self, client: ClientRecord, *, expires_at: int) -> None:
+        with self._lock:
+            assert f"client#{client.client_id}" not in self.items
+            self.items[f"client#{client.client_id}"] = (client, expires_at)
+
+    def get_client(self, client_id: str, now: int) -> ClientRecord | None:
+        found: ClientRecord | None = self._live(f"client#{client_id}", now)
+        return found
+
+    def keep_client(self, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            found = self.items.get(f"client#{client_id}")
+            if found and found[1] < expires_at:
+                self.items[f"client#{client_id}"] = (found[0], expires_at)
+
+    def count(self, key: str, *, limit: int, expires_at: int) -> bool:
+        with self._lock:
+            if self.counters.get(key, 0) >= limit:
+                return False
+            self.counters[key] = self.counters.get(key, 0) + 1
+            return True
+
+    def start_sign_in(self, pending: PendingSignIn) -> None:
+        with self._lock:
+            self.items[f"pending#{pending.pending_id}"] = (pending, pending.expires_at)
+
+    def advance_sign_in(
+        self,
+        pending_id: str,
+        *,
+        stage: str,
+        to: str,
+        now: int,
+        expect_csrf: str | None = None,
+        **changes: str,
+    ) -> PendingSignIn | None:
+        with self._lock:
+            found: PendingSignIn | None = self._live(f"pending#{pending_id}", now)
+            if found is None or found.stage != stage:
+                return None
+            if expect_csrf is not None and found.csrf != expect_csrf:
+                return None
+            after = dataclasses.replace(found, stage=to, **changes)  # type: ignore[arg-type]
+            self.items[f"pending#{pending_id}"] = (after, found.expires_at)
+            return after
+
+    def add_code(self, code: CodeRecord) -> None:
+        with self._lock:
+            self.items[f"code#{code.code_digest}"] = (code, code.expires_at)
+
+    def use_code(self, code_digest: str, now: int) -> tuple[CodeUse, CodeRecord | None]:
+        with self._lock:
+            record: CodeRecord | None = self._live(f"code#{code_digest}", now)
+            if record is None:
+                return CodeUse.UNKNOWN, None
+            if code_digest in self.used_codes:
+                return CodeUse.REPLAYED, record
+            self.used_codes.add(code_digest)
+            return CodeUse.FIRST, record
+
+    def add_grant(self, grant: GrantRecord) -> None:
+        with self._lock:
+            assert f"grant#{grant.family}" not in self.items
+            self.items[f"grant#{grant.family}"] = (grant, grant.expires_at)
+
+    def get_grant(self, family: str, now: int) -> GrantRecord | None:
+        found: GrantRecord | None = self._live(f"grant#{family}", now)
+        return found
+
+    def rotate_grant(
+        self, family: str, *, old_digest: str, new_digest: str, expires_at: int, now: int
+    ) -> bool:
+        with self._lock:
+            found: GrantRecord | None = self._live(f"grant#{family}", now)
+            if found is None or found.current_digest != old_digest:
+                return False
+            self.items[f"grant#{family}"] = (
+                dataclasses.replace(found, current_digest=new_digest),
+                expires_at,
+            )
+            return True
+
+    def revoke_grant(self, family: str) -> None:
+        with self._lock:
+            self.items.pop(f"grant#{family}", None)
+
+    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
+        return self._live(f"consent#{digest(owner + chr(0) + client_id)}", now) is not None
+
+    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"consent#{digest(owner + chr(0) + client_id)}"] = (True, expires_at)
+
+    def cached_document(self, url: str, now: int) -> str | None:
+        found: str | None = self._live(f"cimd#{url}", now)
+        return found
+
+    def cache_document(self, url: str, document: str, *, expires_at: int) -> None:
+        with self._lock:
+            self.items[f"cimd#{url}"] = (document, expires_at)
+
+
 @dataclass
 class Memory:
     """One set of in-memory ports, kept so a test can look inside them and move the clock.
@@ -671,8 +792,82 @@ class Memory:
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
     jobs: MemoryJobs = field(default_factory=MemoryJobs)
+    sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
     stream_time: float = 0.0
     on_wait: Callable[[], None] = lambda: None
+    tokens: int = 0
+
+    def step(self, worker: Worker, task_id: str) -> StepOutcome:
+        """One RunTool step, then what the state machine does with its outcome: park on a
+        new token (AwaitInput), run again (TaskgateContinue) or end the execution."""
+        from ..domain.worker import StepKind
+
+        outcome = worker.run_step(task_id)
+        executions = self.workflow.executions
+        if outcome.kind is StepKind.INPUT_REQUIRED:
+            self.tokens += 1
+            token = f"token-{self.tokens}"
+            try:
+                self.store.park(task_id, token, self.clock())
+            except TransitionRejected:
+                executions[task_id] = "SUCCEEDED"  # AwaitInput's Catch: Done
+            else:
+                self.workflow.waiting[token] = task_id
+        elif outcome.kind is StepKind.CONTINUE:
+            self.workflow.runnable.append(task_id)
+        elif outcome.kind is StepKind.HAND_OFF:
+            self.start_job(task_id)
+        elif executions.get(task_id) == "RUNNING":
+            executions[task_id] = "SUCCEEDED"
+        return outcome
+
+    def start_job(self, task_id: str) -> None:
+        """What the state machine does with a job a step handed off (LoadJob, StartJob and
+        the wait): a callback parks on a token (unless its outcome came first: then RunTool
+        runs); any other job starts in ``jobs`` and runs until ``finish_job``."""
+        record = self.store.get(task_id)
+        request = self.store.job_requests.get(task_id)
+        if record is None or record.status is not TaskStatus.WORKING or request is None:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # StartJob's Choice: Done
+            return
+        if request["kind"] == JobKind.CALLBACK:
+            self.tokens += 1
+            token = f"callback-token-{self.tokens}"
+            try:
+                self.store.park_callback(task_id, request["key"], token, self.clock())
+            except TransitionRejected:
+                self.workflow.runnable.append(task_id)  # AwaitCallback's Catch: RunTool decides
+            else:
+                self.workflow.waiting[token] = task_id
+            return
+        assert record.job is not None
+        self.jobs.start(task_id, record.job)
+
+    def finish_job(
+        self, task_id: str, output: Any = None, *, error: str | None = None, cause: str = ""
+    ) -> None:
+        """The job the task waits on ends, with ``output`` (or failed, with ``error`` and
+        ``cause``): the wait state's result or its Catch, then RecordJobOutcome (a cancel
+        that came first wins), then RunTool."""
+        job = self.jobs.running.pop(task_id)
+        raw: dict[str, Any] = {"Error": error, "Cause": cause} if error else {"ok": True, "output": output}
+        record = self.store.records[task_id]
+        now = self.clock()
+        try:
+            self.store.record_job_outcome(task_id, job.key, raw, now, record.kept_alive(now))
+        except TransitionRejected:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # RecordJobOutcome's Catch: Done
+            return
+        self.workflow.runnable.append(task_id)
+
+    def settle(self, worker: Worker, max_steps: int = 100) -> None:
+        """Run every queued execution until each has finished or parked, as the state
+        machine would beside the API."""
+        for _ in range(max_steps):
+            if not self.workflow.runnable:
+                return
+            self.step(worker, self.workflow.runnable.pop(0))
+        raise AssertionError(f"executions did not settle in {max_steps} steps")
 
     def _wait(self, seconds: float) -> None:
         self.stream_time += seconds
@@ -691,4 +886,11 @@ class Memory:
             sleep=self._wait,
             monotonic=lambda: self.stream_time,
             jobs=lambda: self.jobs,
+            sign_in=self._sign_in_ports,
         )
+
+    def _sign_in_ports(self) -> SignInPorts:
+        from ..auth.build import SignInPorts
+        from ..auth.signing import ephemeral_source
+
+        return SignInPorts(store=lambda: self.sign_in, signing_keys=ephemeral_source())

@@ -152,6 +152,15 @@ class TaskControl(Protocol):
         """Store the job for the state machine to start (and, for a callback, send its URL)."""
 
 
+class Listener(Protocol):
+    """Hears every progress report and log line a tool makes, as it makes it (before any of
+    them is cut, filtered or left unwritten): ``taskgate.testing`` records them this way."""
+
+    def progress(self, ctx: ToolContext, value: float, total: float | None, message: str | None) -> None: ...
+
+    def log(self, ctx: ToolContext, level: str, message: str, data: Any) -> None: ...
+
+
 class NoTaskControl:
     """Control for a tool run inline (not as a task): nothing durable to report to, and
     no job can be handed off (nothing would wait for it)."""
@@ -200,6 +209,7 @@ class ToolContext:
         self._progress = 0.0
         self._auto_keys: dict[str, int] = {}
         self._job_outcomes = dict(job_outcomes or {})
+        self.listeners: list[Listener] = []
 
     @property
     def is_task(self) -> bool:
@@ -234,6 +244,8 @@ class ToolContext:
         call counts one step."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
+        for listener in self.listeners:
+            listener.progress(self, value, total, message)
         # A plain call's control reports nothing, but stops the tool if its caller went away.
         self._control.progress(message if message is not None else _fraction(value, total))
         token, notify = self.peer.progress_token, self.peer.notify
@@ -253,6 +265,8 @@ class ToolContext:
         request's ``_meta`` logLevel), and always a line in the function's log."""
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        for listener in self.listeners:
+            listener.log(self, level, message, data)
         tool_logger.log(
             python_level(level), message, extra={"taskId": self.task_id} if self.task_id else None
         )

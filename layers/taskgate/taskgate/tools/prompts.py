@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from .awaiting import finish
 from .catalog import CallerContext, Completer, split_signature
 from .context import Answer, Elicit, InputNeeded
 
@@ -162,7 +163,7 @@ class Prompt:
             except ValidationError as exc:
                 errors = [{"path": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
                 raise PromptArgumentsInvalid(self.name, errors) from exc
-        value = self.fn(*args, ctx)
+        value = finish(self.fn(*args, ctx))
         items = value if isinstance(value, list) else [value]
         messages = []
         for item in items:

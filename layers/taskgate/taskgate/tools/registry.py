@@ -6,13 +6,15 @@ import functools
 import importlib
 import inspect
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .awaiting import finish
 from .context import ToolContext, ToolError
+from .signature import check_tool
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 ToolFn = Callable[[Any, ToolContext], Any]
@@ -53,7 +55,7 @@ def tool_error_result(exc: ToolError) -> dict[str, Any]:
 
 
 @functools.cache
-def _model_schema(
+def model_schema(
     model: type[BaseModel], mode: Literal["validation", "serialization"] = "validation"
 ) -> dict[str, Any]:
     # Generating a JSON Schema is most of a tools/call's own CPU; models do not change.
@@ -90,13 +92,13 @@ class Tool:
         if self.output_schema_override is not None:
             return self.output_schema_override
         if self.output_model is not None:
-            return _model_schema(self.output_model, "serialization")
+            return model_schema(self.output_model, "serialization")
         return None
 
     def input_schema(self) -> dict[str, Any]:
         if self.schema_override is not None:
             return self.schema_override
-        return _model_schema(self.input_model)
+        return model_schema(self.input_model)
 
     def describe(self, *, with_task_support: bool) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -129,8 +131,9 @@ class Tool:
         """
         try:
             if self.prepare is not None:
-                self.prepare(args, ctx)
-            value = self.fn(args, ctx)
+                finish(self.prepare(args, ctx))
+            # An async def tool's coroutine runs to its end here, on an event loop of its own.
+            value = finish(self.fn(args, ctx))
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.
                 value = self.output_model.model_validate(value)
@@ -145,13 +148,16 @@ class ToolRegistry:
 
     def add(self, t: Tool) -> None:
         if t.name in self._tools and self._tools[t.name].fn is not t.fn:
-            raise ValueError(f"tool {t.name!r} is registered twice")
+            raise ValueError(
+                f"tool {t.name!r} is registered twice: two functions have this name "
+                "(in the modules ToolModules lists); give one another, @tool(name=...)"
+            )
         self._tools[t.name] = t
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Tool]:
         # Registration order: deployers list their tools the way they want them shown.
         return iter(list(self._tools.values()))
 
@@ -179,31 +185,30 @@ def tool(
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
-    """Register ``fn(args: Model, ctx: ToolContext)`` as an MCP tool.
+    """Register ``fn(args: Model, ctx: ToolContext)`` (a ``def`` or an ``async def``) as an
+    MCP tool.
 
     The input model is the type annotation of the first parameter. A pydantic model as
     the return annotation is the tool's ``outputSchema``: its result carries the model as
-    ``structuredContent`` (and as JSON text, for clients that read only content).
+    ``structuredContent`` (and as JSON text, for clients that read only content). A tool
+    written in a way taskgate cannot serve is refused here (``ToolDefinitionError``, a
+    TypeError naming the tool and the fix), not when a client calls it.
     """
 
     def decorate(fn: ToolFn) -> ToolFn:
-        params = list(inspect.signature(fn, eval_str=True).parameters.values())
-        model = params[0].annotation if params else None
-        if not (inspect.isclass(model) and issubclass(model, BaseModel)):
-            raise TypeError(f"{fn.__name__}: first parameter must be a pydantic model")
-        returns = inspect.signature(fn, eval_str=True).return_annotation
-        output_model = returns if inspect.isclass(returns) and issubclass(returns, BaseModel) else None
+        tool_name = name or str(getattr(fn, "__name__", ""))
+        shape = check_tool(fn, tool_name, task_support, prepare)
         registry.add(
             Tool(
-                name=name or fn.__name__,
+                name=tool_name,
                 description=description or inspect.getdoc(fn) or "",
-                input_model=model,
+                input_model=shape.input_model,
                 fn=fn,
                 task_support=task_support,
                 title=title,
                 prepare=prepare,
                 schema_override=input_schema,
-                output_model=output_model,
+                output_model=shape.output_model,
                 output_schema_override=output_schema,
             )
         )

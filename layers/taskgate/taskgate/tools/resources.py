@@ -29,6 +29,7 @@ from urllib.parse import unquote
 
 from pydantic import BaseModel, ValidationError
 
+from .awaiting import finish
 from .catalog import CallerContext, Completer, split_signature
 
 CacheScope = Literal["public", "private"]
@@ -158,7 +159,7 @@ class Resource:
         bound = self.match(uri)
         if bound is None:
             raise ResourceNotFound(uri)
-        return self._contents(uri, self.fn(*self._args(uri, bound), ctx))
+        return self._contents(uri, finish(self.fn(*self._args(uri, bound), ctx)))
 
     def current_version(self, uri: str, ctx: ResourceContext) -> str | None:
         bound = self.match(uri)

@@ -24,7 +24,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...clock import now_ms
@@ -63,6 +63,14 @@ def sse_event(event_id: str, message: dict[str, Any]) -> str:
 
 def _marker(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass
+class _Seen:
+    """What a stream last told its client of the task (status, progress message)."""
+
+    status: str | None = None
+    message: str | None = None
 
 
 class ResultStreams:
@@ -243,51 +251,19 @@ class ResultStreams:
         # Notifications are sent live and never logged: they carry no event id, so
         # a reconnect resumes after the last logged event, and the stream item is
         # written only for what must not be lost (questions and the response).
-        seen_status: str | None = None
-        seen_message: str | None = None
+        seen = _Seen()
         deadline = self._monotonic() + self._budget
         read = first
         while True:
-            due: list[tuple[str, dict[str, Any]]] = []
             if isinstance(read, TaskRecord):
-                record = read
-                status = w.status_of(record)
-                if status != seen_status and not state.hides_task:
-                    yield f"data: {_dumps(w.status_notification(record))}\n\n"
-                if record.progress_token is not None and record.status_message != seen_message:
-                    elapsed = max(1, now_ms() - record.created_at_ms)
-                    progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
-                    yield f"data: {_dumps(progress)}\n\n"
-                seen_status, seen_message = status, record.status_message
-                due = self._due(state, record)
-                poll = record.poll_interval_ms / 1000
+                yield from self._task_notices(state, read, seen)
+                due, poll = self._due(state, read), read.poll_interval_ms / 1000
             else:
-                due = [(_marker({"message": read}), read)]
-                poll = 0.0
+                due, poll = [(_marker({"message": read}), read)], 0.0
             for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
             if due:
-                # Server-to-client requests of every kind (elicitation, sampling, roots).
-                asked = [m for _, m in due if "method" in m and "id" in m]
-                after = replace(
-                    state,
-                    events=state.events + tuple(marker for marker, _ in due),
-                    done=not asked,
-                    emitted_keys=state.emitted_keys | {m["id"] for m in asked},
-                )
-                if not self._store.append_events(state, after):
-                    # Another instance appended to this stream; its log is the truth.
-                    fresh = self._store.get_stream(state.stream_id)
-                    if fresh is None:
-                        return
-                    current = self._read(fresh)
-                    for index in range(len(state.events), len(fresh.events)):
-                        message = self._rebuild(fresh, json.loads(fresh.events[index]), current)
-                        if message is not None:
-                            yield sse_event(f"{state.stream_id}:{index + 1}", message)
-                    return
-                for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
-                    yield sse_event(f"{state.stream_id}:{offset}", message)
+                yield from self._deliver(state, due)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
             if self._monotonic() + poll > deadline:
@@ -299,6 +275,41 @@ class ResultStreams:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)
             read = self._read(state)
+
+    def _task_notices(self, state: StreamState, record: TaskRecord, seen: _Seen) -> Iterator[str]:
+        """The task's status and progress notifications, when they changed since ``seen``."""
+        status = w.status_of(record)
+        if status != seen.status and not state.hides_task:
+            yield f"data: {_dumps(w.status_notification(record))}\n\n"
+        if record.progress_token is not None and record.status_message != seen.message:
+            elapsed = max(1, now_ms() - record.created_at_ms)
+            progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
+            yield f"data: {_dumps(progress)}\n\n"
+        seen.status, seen.message = status, record.status_message
+
+    def _deliver(self, state: StreamState, due: list[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+        """Log what is due (server-to-client requests of every kind, or the response), then
+        send it; if another instance appended to this stream first, send what its log holds."""
+        asked = [m for _, m in due if "method" in m and "id" in m]
+        after = replace(
+            state,
+            events=state.events + tuple(marker for marker, _ in due),
+            done=not asked,
+            emitted_keys=state.emitted_keys | {m["id"] for m in asked},
+        )
+        if self._store.append_events(state, after):
+            for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
+                yield sse_event(f"{state.stream_id}:{offset}", message)
+            return
+        # Another instance appended to this stream; its log is the truth.
+        fresh = self._store.get_stream(state.stream_id)
+        if fresh is None:
+            return
+        current = self._read(fresh)
+        for index in range(len(state.events), len(fresh.events)):
+            rebuilt = self._rebuild(fresh, json.loads(fresh.events[index]), current)
+            if rebuilt is not None:
+                yield sse_event(f"{state.stream_id}:{index + 1}", rebuilt)
 
     def _response(self, state: StreamState, record: TaskRecord) -> dict[str, Any]:
         """A terminal task's response, read for this stream (from the row or S3)."""

@@ -1,0 +1,199 @@
+"""Builds sign-in (taskgate/auth) from Settings and its ports: what AuthMode asks for, and
+nothing before it is used. At a cold start only the metadata, the routes and the middleware
+exist; the authorization server (Authlib), the token checks (joserfc) and the AWS calls they
+need are made on the first request that needs each."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..config import Settings
+from .endpoints import Endpoints
+from .outbound import Transport, urllib_transport
+from .resource import ProtectedResource, SignIn
+from .signing import KeySource
+
+if TYPE_CHECKING:
+    from starlette.routing import Route
+
+    from .authorization import Server
+    from .jwks import IssuerKeys, Throttled
+    from .jwt import OwnTokens
+    from .signing import SigningKeys
+    from .state import SignInStore
+    from .tokens import Verifier
+    from .upstream import Upstream
+
+
+@dataclass(frozen=True)
+class SignInPorts:
+    """What sign-in reaches outside itself. Production passes the AWS adapters (wiring.py);
+    tests and the local runtime pass theirs. ``documents_fetch`` replaces the guarded fetch of
+    Client ID Metadata Documents (tests only: see cimd.py)."""
+
+    store: Callable[[], SignInStore]
+    signing_keys: KeySource
+    upstream_secret: Callable[[], str | None] = lambda: None
+    transport: Transport = urllib_transport
+    documents_fetch: Callable[[str], tuple[bytes, int | None]] | None = None
+    clock: Callable[[], float] = time.time
+    monotonic: Callable[[], float] = time.monotonic
+    interval: float = 30.0
+
+
+@dataclass
+class _Parts:
+    """Sign-in's pieces, each made once when first asked for."""
+
+    settings: Settings
+    ports: SignInPorts
+    endpoints: Endpoints = field(init=False)
+
+    def __post_init__(self) -> None:
+        s = self.settings
+        self.endpoints = Endpoints(issuer=s.issuer_url, resource=s.resource_url, scopes=s.oauth_scopes)
+
+    @functools.cached_property
+    def issuer_metadata(self) -> Throttled[dict[str, Any]]:
+        from .jwks import Throttled, discover
+
+        s, p = self.settings, self.ports
+        return Throttled(
+            lambda: discover(s.oauth_issuer, p.transport), interval=p.interval, clock=p.monotonic
+        )
+
+    @functools.cached_property
+    def issuer_keys(self) -> IssuerKeys:
+        from .jwks import IssuerKeys
+
+        s, p = self.settings, self.ports
+        return IssuerKeys(
+            s.oauth_issuer,
+            jwks_uri=s.oauth_jwks_uri,
+            metadata=self.issuer_metadata,
+            transport=p.transport,
+            interval=p.interval,
+            clock=p.monotonic,
+        )
+
+    @functools.cached_property
+    def signing_keys(self) -> SigningKeys:
+        from .signing import SigningKeys
+
+        return SigningKeys(self.ports.signing_keys, clock=self.ports.monotonic)
+
+    @functools.cached_property
+    def own_tokens(self) -> OwnTokens:
+        from .jwt import OwnTokens
+
+        return OwnTokens(
+            issuer=self.endpoints.issuer,
+            resource=self.endpoints.resource,
+            keys=self.signing_keys,
+            clock=self.ports.clock,
+        )
+
+    @functools.cached_property
+    def store(self) -> SignInStore:
+        return self.ports.store()
+
+    def verifier(self) -> Verifier:
+        from .jwt import IssuerTokens, TokenVerifier
+
+        s = self.settings
+        upstream = None
+        if "CLIENT" in s.auth_mode:
+            upstream = IssuerTokens(
+                issuer=s.oauth_issuer,
+                audiences=[s.resource_url, *s.oauth_audiences],
+                client_ids=s.oauth_client_ids,
+                keys=self.issuer_keys,
+                token_use=s.oauth_token_use or None,
+                clock=self.ports.clock,
+            )
+        return TokenVerifier(own=self.own_tokens if "USER" in s.auth_mode else None, upstream=upstream)
+
+    @functools.cached_property
+    def server(self) -> Server:
+        from .authorization import Server
+        from .cimd import GuardedFetch, MetadataDocuments
+
+        s, p = self.settings, self.ports
+        documents = MetadataDocuments(self.store, fetch=p.documents_fetch or GuardedFetch(), clock=p.clock)
+        return Server(
+            endpoints=self.endpoints,
+            store=self.store,
+            tokens=self.own_tokens,
+            documents=documents,
+            access_token_seconds=s.oauth_access_token_ttl_seconds,
+            refresh_token_days=s.oauth_refresh_token_ttl_days,
+            clock=p.clock,
+        )
+
+    @functools.cached_property
+    def upstream(self) -> Upstream:
+        from .jwt import IdTokens
+        from .upstream import Upstream, UpstreamClient
+
+        s, p = self.settings, self.ports
+        secret = functools.cache(p.upstream_secret)
+        client = UpstreamClient(
+            issuer=s.oauth_issuer,
+            client_id=s.oauth_upstream_client_id,
+            callback_url=self.endpoints.callback,
+            scopes=s.oauth_upstream_scopes,
+            authorization_endpoint=s.oauth_authorization_endpoint,
+            token_endpoint=s.oauth_token_endpoint,
+            client_secret=secret,
+        )
+        id_tokens = IdTokens(
+            issuer=s.oauth_issuer, client_id=s.oauth_upstream_client_id, keys=self.issuer_keys, clock=p.clock
+        )
+        return Upstream(client, metadata=self.issuer_metadata, id_tokens=id_tokens, transport=p.transport)
+
+    def routes(self, inline: bool) -> list[Route]:
+        from .routes import Limits, SignInRoutes
+
+        s = self.settings
+        limits = Limits(
+            registrations_per_hour=s.oauth_registrations_per_hour,
+            registrations_per_address_per_hour=s.oauth_registrations_per_address_per_hour,
+        )
+        return SignInRoutes(
+            endpoints=self.endpoints,
+            store=lambda: self.store,
+            server=lambda: self.server,
+            upstream=lambda: self.upstream,
+            limits=limits,
+            inline=inline,
+            clock=self.ports.clock,
+        ).routes()
+
+
+def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
+    """AuthMode's callers, or None when every caller is anonymous (NONE)."""
+    modes = settings.auth_mode
+    if not modes:
+        return None
+    tokens = modes & {"USER", "CLIENT"}
+    if not tokens:
+        return SignIn(resource=None, iam=True)  # IAM alone: /mcp is AWS_IAM at API Gateway
+    parts = _Parts(settings, ports)
+    resource = ProtectedResource(
+        resource=settings.resource_url,
+        # With USER, clients sign in here; with CLIENT alone, at the issuer (as before this stack
+        # had an authorization server of its own).
+        authorization_servers=[parts.endpoints.issuer if "USER" in tokens else settings.oauth_issuer],
+        scopes_supported=list(settings.oauth_scopes),
+        required_scopes=list(settings.oauth_scopes),
+    )
+    return SignIn(
+        resource=resource,
+        verifier=parts.verifier,
+        routes=parts.routes if "USER" in tokens else (lambda inline: []),
+        iam="IAM" in modes,
+    )

@@ -1,0 +1,3 @@
+"""{{cookiecutter.description}}. Importing this package registers its tools (ToolModules)."""
+
+from . import rollout as rollout

@@ -1,0 +1,241 @@
+"""The stack's sign-in in one process, without a socket: the app (its authorization server
+and /mcp, over whatever MCP server the test gives), the Cognito-shaped development identity
+provider on an origin of its own, and a person at a browser (tests/sign_in_user.py) reaching
+both through one in-memory transport. The app's own calls to the provider (discovery, keys,
+the code exchange) take the same way. The unit tier runs it on the fakes, the integration
+tier on moto.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from starlette.testclient import TestClient
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from taskgate.auth.build import SignInPorts, build_sign_in
+from taskgate.auth.resource import SignIn
+from taskgate.auth.signing import KeySource, ephemeral_source
+from taskgate.auth.state import SignInStore
+from taskgate.config import Settings
+from taskgate.http_app import create_app
+from taskgate.local.dev_idp import (
+    AGENT_CLIENT,
+    AGENT_SECRET,
+    SIGN_IN_CLIENT,
+    DevIdentityProvider,
+    local_provider,
+)
+from taskgate.protocol.server import McpServer
+from taskgate.protocol.transport_security import TransportSecurity
+from tests.mcp_client import envelope, headers_for
+from tests.sign_in_user import Person
+
+STACK = "https://taskgate.example"
+RESOURCE = f"{STACK}/mcp"
+IDP = "https://idp.example"
+CLIENT_REDIRECT = "http://127.0.0.1:33418/callback"
+SCOPE = "taskgate/tasks"
+
+
+def sign_in_env(**overrides: str) -> dict[str, str]:
+    """What the template gives ApiFunction with the stack's own user pool, here the
+    development provider's."""
+    return {
+        "TASK_TABLE": "tasks",
+        "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:taskgate-task",
+        "AUTH_MODE": "USER,CLIENT,IAM",
+        "PUBLIC_URL": STACK,
+        "OAUTH_ISSUER": f"{IDP}/us-east-1_LocalPool",
+        "OAUTH_UPSTREAM_CLIENT_ID": SIGN_IN_CLIENT,
+        "OAUTH_CLIENT_IDS": AGENT_CLIENT,
+        "OAUTH_TOKEN_USE": "access",
+        **overrides,
+    }
+
+
+class Clock:
+    """Starts at the real time: the development provider's tokens are stamped with it."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self.now = time.time() if start is None else start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class ByHost:
+    """One ASGI app per origin, as separate servers would be."""
+
+    def __init__(self, apps: Mapping[str, ASGIApp]) -> None:
+        self._apps = dict(apps)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        host = dict(scope.get("headers") or []).get(b"host", b"").decode()
+        await self._apps[host](scope, receive, send)
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+@dataclass
+class Authorization:
+    client_id: str
+    redirect_uri: str
+    verifier: str
+    url: str
+    person: Person = field(default_factory=Person)
+    landed: str = ""
+
+    @property
+    def params(self) -> dict[str, str]:
+        return {k: v[0] for k, v in parse_qs(urlsplit(self.landed).query).items()}
+
+
+@dataclass
+class SignInStack:
+    settings: Settings
+    sign_in: SignIn
+    idp: DevIdentityProvider
+    http: TestClient
+    calls_to_idp: list[str]
+    keys: KeySource
+    app: ASGIApp
+
+    # ---- what a client does ------------------------------------------------------------
+
+    def register(self, redirect_uris: list[str] | None = None, **metadata: Any) -> str:
+        body = {
+            "client_name": "test client",
+            "redirect_uris": redirect_uris or [CLIENT_REDIRECT],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            **metadata,
+        }
+        reply = self.http.post(f"{STACK}/oauth/register", json=body)
+        assert reply.status_code == 201, reply.text
+        return str(reply.json()["client_id"])
+
+    def authorization(
+        self, client_id: str, redirect_uri: str = CLIENT_REDIRECT, **params: str
+    ) -> Authorization:
+        verifier, challenge = pkce()
+        query = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "state": secrets.token_urlsafe(8),
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "scope": SCOPE,
+            "resource": RESOURCE,
+            **params,
+        }
+        query = {k: v for k, v in query.items() if v != ""}
+        return Authorization(client_id, redirect_uri, verifier, f"{STACK}/oauth/authorize?{urlencode(query)}")
+
+    def sign_in_as_person(self, authorization: Authorization, **person: Any) -> Authorization:
+        authorization.person = Person(**person)
+        authorization.landed = authorization.person.sign_in(
+            authorization.url, stop_at=authorization.redirect_uri.split("?")[0], client=self.http
+        )
+        return authorization
+
+    def exchange(self, authorization: Authorization, **overrides: str) -> Any:
+        form = {
+            "grant_type": "authorization_code",
+            "code": authorization.params.get("code", ""),
+            "redirect_uri": authorization.redirect_uri,
+            "client_id": authorization.client_id,
+            "code_verifier": authorization.verifier,
+            "resource": RESOURCE,
+            **overrides,
+        }
+        return self.http.post(f"{STACK}/oauth/token", data={k: v for k, v in form.items() if v != ""})
+
+    def tokens(self, client_id: str | None = None) -> dict[str, Any]:
+        """A whole sign-in of the development user with a new (or given) client: its tokens."""
+        authorization = self.sign_in_as_person(self.authorization(client_id or self.register()))
+        reply = self.exchange(authorization)
+        assert reply.status_code == 200, reply.text
+        return dict(reply.json())
+
+    def agent_token(self) -> str:
+        """A machine client's access token: client credentials at the identity provider."""
+        reply = self.http.post(
+            f"{IDP}/oauth2/token",
+            data={"grant_type": "client_credentials", "scope": SCOPE},
+            auth=(AGENT_CLIENT, AGENT_SECRET),
+        )
+        assert reply.status_code == 200, reply.text
+        return str(reply.json()["access_token"])
+
+    def mcp(self, token: str | None, method: str, params: dict[str, Any], path: str = "/mcp") -> Any:
+        headers = headers_for(method, params)
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
+        return self.http.post(
+            f"{STACK}{path}", content=json.dumps(envelope(method, params, 1)), headers=headers
+        )
+
+
+def build_stack(
+    server: Callable[[], McpServer],
+    store: SignInStore,
+    *,
+    clock: Clock | None = None,
+    env: Mapping[str, str] | None = None,
+    documents_fetch: Callable[[str], tuple[bytes, int | None]] | None = None,
+    wrap: Callable[[ASGIApp], ASGIApp] = lambda app: app,
+    keys: KeySource | None = None,
+) -> SignInStack:
+    clock = clock or Clock()
+    keys = keys or ephemeral_source()
+    settings = Settings.from_env(env or sign_in_env())
+    idp = local_provider(IDP, f"{STACK}/oauth/callback")
+    idp_http = TestClient(idp.app(), base_url=IDP)
+    calls_to_idp: list[str] = []
+
+    def transport(
+        method: str, url: str, form: Mapping[str, str] | None, headers: Mapping[str, str], timeout: float
+    ) -> tuple[int, bytes]:
+        calls_to_idp.append(f"{method} {urlsplit(url).path}")
+        reply = idp_http.request(
+            method, url, data=dict(form) if form is not None else None, headers=dict(headers)
+        )
+        return reply.status_code, reply.content
+
+    ports = SignInPorts(
+        store=lambda: store,
+        signing_keys=keys,
+        transport=transport,
+        documents_fetch=documents_fetch,
+        clock=clock,
+        monotonic=clock,
+    )
+    sign_in = build_sign_in(settings, ports)
+    assert sign_in is not None
+    app = create_app(
+        server,
+        anonymous_owner="anonymous",
+        max_body_bytes=1_048_576,
+        security=TransportSecurity(("taskgate.example",), (STACK,)),
+        sign_in=sign_in,
+    )
+    http = TestClient(ByHost({"taskgate.example": wrap(app), "idp.example": idp.app()}), base_url=STACK)
+    return SignInStack(settings, sign_in, idp, http, calls_to_idp, keys, app)
