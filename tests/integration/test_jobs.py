@@ -47,6 +47,17 @@ def child_of(task_id: str) -> dict[str, Any]:
     return sfn().describe_execution(executionArn=arn)  # type: ignore[no-any-return]
 
 
+def child_running(task_id: str) -> bool:
+    """The task's child execution has started (and runs)."""
+    record = wiring.root().store.get(task_id)
+    if record is None or record.job is None:
+        return False
+    try:
+        return child_of(task_id)["status"] == "RUNNING"
+    except sfn().exceptions.ExecutionDoesNotExist:
+        return False
+
+
 def task_history(aws: EmbeddedAws, task_id: str) -> list[dict[str, Any]]:
     arn = aws.state_machine_arn.replace(":stateMachine:", ":execution:") + f":{task_id}"
     return sfn().get_execution_history(executionArn=arn, maxResults=1000)["events"]  # type: ignore[no-any-return]
@@ -96,7 +107,7 @@ def test_a_failed_child_is_a_clear_tool_error(aws: EmbeddedAws, mcp: Mcp) -> Non
 
 def test_cancel_stops_the_child_execution(aws: EmbeddedAws, mcp: Mcp) -> None:
     task_id = mcp.call("run_pipeline", {"stage_seconds": 30})["taskId"]
-    until(lambda: child_of(task_id)["status"] == "RUNNING" if wiring.root().store.get(task_id).job else False)  # type: ignore[union-attr]
+    until(lambda: child_running(task_id))
     mcp.result("tasks/cancel", {"taskId": task_id})
     assert mcp.get(task_id)["status"] == "cancelled"
     child = until(lambda: (c := child_of(task_id))["status"] != "RUNNING" and c)
