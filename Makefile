@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop
+.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
 
 setup:
 	@scripts/bootstrap.sh
@@ -88,7 +88,13 @@ typecheck: setup
 
 template: setup
 	$(VENV)/bin/sam validate --lint
-	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
+	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
+
+# After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
+# (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).
+smoke: setup
+	$(PY) scripts/smoke.py --url $(URL) $(if $(STACK),--stack $(STACK)) $(SMOKE_ARGS)
 
 walkthrough: setup
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp

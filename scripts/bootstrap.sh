@@ -16,7 +16,7 @@ find_python() {
 
 stamp=.venv/.installed
 if [ -f "$stamp" ] && [ "$stamp" -nt requirements-dev.txt ] && [ "$stamp" -nt layers/taskgate/requirements.txt ] \
-  && [ "$stamp" -nt pyproject.toml ]; then
+  && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt requirements-scan.txt ]; then
   exit 0
 fi
 PY=$(find_python) || { echo "bootstrap: need Python >= 3.12 (3.13 preferred, the Lambda runtime)" >&2; exit 1; }
@@ -29,4 +29,9 @@ echo "bootstrap: creating .venv with $("$PY" --version) ($PY)"
 .venv/bin/python -m pip install -q -e ".[local]"
 # The slice of botocore's data the clients load (adapters/aws_clients.py), cut from .venv's botocore.
 PYTHONPATH=layers/taskgate .venv/bin/python -m taskgate.adapters.botocore_trim
+# The template scanners whose pins clash with ours (checkov: boto3 1.35), in a venv of their own.
+rm -rf .venv/scanners
+"$PY" -m venv .venv/scanners
+.venv/scanners/bin/python -m pip install -q --upgrade pip
+.venv/scanners/bin/python -m pip install -q -r requirements-scan.txt
 touch "$stamp"

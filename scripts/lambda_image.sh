@@ -25,7 +25,7 @@
 # rebuilds (the debootstrap cache is kept; FORCE=2 also redoes debootstrap). One build at
 # a time (flock on $WORK_DIR/.lock).
 #
-# Knobs (environment): SUITE, MIRROR, WORK_DIR, AWSLAMBDARIC_VERSION, INCLUDE_BOTO3,
+# Knobs (environment): SUITE, MIRROR (default: the machine's apt archive), WORK_DIR, AWSLAMBDARIC_VERSION, INCLUDE_BOTO3,
 # BOTO3_SPEC, DOCKERD_LOG, HOST_PYTHON, SAM_PYTHON, SELFTEST, FORCE, REPO, TAG_LOCAL.
 set -euo pipefail
 
@@ -51,13 +51,6 @@ TAG_LOCAL=${TAG_LOCAL:-lambda-standin/python:$PY_MINOR-$ARCH}   # a name for --i
 SCRIPT_PATH=$(readlink -f "${BASH_SOURCE[0]}")
 ROOT=$(cd "$(dirname "$SCRIPT_PATH")/.." && pwd)
 
-if [ -z "${MIRROR:-}" ]; then
-  # First "URIs:" of the deb822 sources that is the main archive (not -security).
-  MIRROR=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null \
-             | awk '{print $2}' | grep -E '/debian/?$' | head -n1 || true)
-  [ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
-  MIRROR=${MIRROR:-http://deb.debian.org/debian}
-fi
 
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fs", b - a }'; }
 T0=$(date +%s.%N)
@@ -71,6 +64,15 @@ step() {  # step NAME: print the time the previous step took, then announce NAME
 }
 log() { printf '    %s\n' "$*" >&2; }
 die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+if [ -z "${MIRROR:-}" ]; then
+  # The machine's own apt configuration, whatever its format (sources.list or deb822) or its
+  # mirror's name: the archive its Packages indexes come from, not its security or updates
+  # suites. No mirror is named here - a machine that reaches only its own must use that one.
+  MIRROR=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 'Created-By: Packages' 2>/dev/null \
+             | awk '$2 !~ /[-\/](security|updates|backports)$/ {sub(/\/$/, "", $1); print $1; exit}' || true)
+  [ -n "$MIRROR" ] || die "no Debian archive in this machine's apt configuration (apt-get indextargets); set MIRROR="
+fi
 finish() {
   local now; now=$(date +%s.%N)
   [ "$IN_STEP" = 1 ] && printf '    (%s)\n' "$(elapsed "$LAST" "$now")" >&2

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                     if execution is not None:
                         workflow.start(task_id, 86_400)
                         if execution != "RUNNING":
-                            sfn.stop_execution(executionArn=workflow.execution_arn(task_id))
+                            sfn.stop_execution(executionArn=workflow.execution_for(task_id))
                     kinds[task_id] = kind
                     n += 1
             return store, workflow, kinds

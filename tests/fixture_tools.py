@@ -146,6 +146,24 @@ def unicode_after_close(args: UnicodeInput, ctx: ToolContext) -> str:
     return unicode_text(args.kilobytes)
 
 
+class QuotesInput(BaseModel):
+    count: int = Field(ge=0, le=4_000_000)
+
+
+@tool(description="Return a text of double quotes: the JSON that escapes most.", task_support="required")
+def quotes_result(args: QuotesInput, ctx: ToolContext) -> str:
+    return '"' * args.count
+
+
+@tool(
+    description="Return a text result of the given size after closing the call's stream (the response is logged).",
+    task_support="optional",
+)
+def big_text(args: BigResultInput, ctx: ToolContext) -> str:
+    ctx.close_stream()  # the client resumes for the response, which the stream's log must replay
+    return big_result(args, ctx)
+
+
 class ErrorDataInput(BaseModel):
     data: Any = None
 

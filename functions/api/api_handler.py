@@ -11,6 +11,11 @@ import gc
 # either (bench/run.py section 1 measures the cold start).
 gc.disable()
 
+from taskgate.layer_check import check_layer_architecture
+
+# Before anything native is imported: layers built for the other architecture fail here, saying so.
+check_layer_architecture()
+
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics

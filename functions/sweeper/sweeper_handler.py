@@ -1,6 +1,11 @@
 """SweeperFunction: every few minutes, fail the tasks nothing else will finish."""
 
+# ruff: noqa: E402 (the layers' architecture is checked before anything native is imported)
 from __future__ import annotations
+
+from taskgate.layer_check import check_layer_architecture
+
+check_layer_architecture()
 
 from typing import Any
 

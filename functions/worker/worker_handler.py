@@ -1,6 +1,11 @@
 """WorkerFunction: runs one step of a task's tool for the state machine's RunTool state."""
 
+# ruff: noqa: E402 (the layers' architecture is checked before anything native is imported)
 from __future__ import annotations
+
+from taskgate.layer_check import check_layer_architecture
+
+check_layer_architecture()
 
 from typing import Any
 

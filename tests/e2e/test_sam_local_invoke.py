@@ -122,16 +122,19 @@ class NeverStarted:
     """A workflow whose execution never starts: the row as the API writes it before
     StartExecution (what a crash between the two leaves behind)."""
 
-    def start(self, task_id: str, input_wait_seconds: int) -> None:
-        pass
+    def execution_for(self, task_id: str) -> str:
+        return f"arn:aws:states:us-east-1:123456789012:execution:never:{task_id}"
+
+    def start(self, task_id: str, input_wait_seconds: int) -> str:
+        return self.execution_for(task_id)
 
     def resume(self, task_token: str) -> bool:
         return False
 
-    def stop(self, task_id: str, reason: str) -> None:
+    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
         pass
 
-    def status(self, task_id: str) -> str | None:
+    def status(self, task_id: str, execution: str | None = None) -> str | None:
         return None
 
 

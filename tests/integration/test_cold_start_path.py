@@ -40,7 +40,12 @@ class Raw:
 def send(self, request):
     target = request.headers.get("X-Amz-Target", b"")
     target = target.decode() if isinstance(target, bytes) else target
-    data = json.dumps(CANNED[target.rpartition(".")[2]]).encode()
+    operation = target.rpartition(".")[2]
+    reply = dict(CANNED[operation])
+    if operation == "StartExecution":  # Step Functions names the execution after the machine and the task
+        body = json.loads(request.body)
+        reply["executionArn"] = body["stateMachineArn"].replace(":stateMachine:", ":execution:") + ":" + body["name"]
+    data = json.dumps(reply).encode()
     headers = HTTPHeaders(); headers["content-type"] = "application/x-amz-json-1.0"
     return AWSResponse(request.url, 200, headers, Raw(data))
 

@@ -336,7 +336,7 @@ def test_a_question_asked_after_cancel_never_parks_the_task(
     monkeypatch.setitem(wiring.root().tools._tools, "confirm_delete", asking)
     # StopExecution lost or late: only the conditional writes stand between the
     # cancel and a parked task.
-    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason: None)
+    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason, execution=None: None)
     task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     assert running.wait(10)
     mcp.result("tasks/cancel", {"taskId": task_id})
@@ -360,7 +360,7 @@ def test_a_cancel_between_asking_and_parking_wins(
         wiring.root().tasks.cancel("anonymous", task_id)  # lands before the park write
 
     monkeypatch.setattr(store, "ask", ask_then_cancel)
-    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason: None)
+    monkeypatch.setattr(wiring.root().workflow, "stop", lambda task_id, reason, execution=None: None)
     task_id = mcp.call("confirm_delete", {"filename": "x"})["taskId"]
     assert _wait_execution_ended(aws, task_id)["status"] == "SUCCEEDED"
     # The park write's condition loses and the Catch recognises the race (no RecordFailure).

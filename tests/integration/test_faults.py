@@ -249,7 +249,7 @@ def test_execution_ends_without_a_result(mcp: Mcp, aws: EmbeddedAws, monkeypatch
     # An execution that ended behind our back (stopped from the console, a quota) while
     # the row is still active: Step Functions reports it ended, the row says working.
     monkeypatch.setattr(wiring.root().workflow, "start", lambda task_id, input_wait_seconds: None)
-    monkeypatch.setattr(wiring.root().workflow, "status", lambda task_id: "ABORTED")
+    monkeypatch.setattr(wiring.root().workflow, "status", lambda task_id, execution=None: "ABORTED")
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     (row,) = _settle(aws)
     assert row["taskId"]["S"] == task_id and row["status"]["S"] == "failed"

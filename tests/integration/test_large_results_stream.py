@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from taskgate import wiring
-from taskgate.local.runtime import EmbeddedAws
+from taskgate.local.runtime import RESULT_BUCKET, EmbeddedAws
 from tests.fixture_tools import unicode_text
 from tests.integration.conftest import table_items
 from tests.mcp_client import Legacy, parse_sse
@@ -88,3 +88,28 @@ def test_a_450_kb_request_id_is_refused_and_orphans_no_task(legacy: Legacy, aws:
     error = resp.json()["error"]
     assert error["code"] == -32602 and error["data"] == {"limit": 1024}
     assert [i for i in table_items(aws) if "#" not in i["taskId"]["S"]] == []
+
+
+def test_a_plain_calls_large_response_is_logged_in_the_bucket_and_replays(
+    legacy: Legacy, aws: EmbeddedAws
+) -> None:
+    """A plain 2025 call's response past 16 KiB is kept for its stream's replays in the result
+    bucket (results/streams/...), written by ApiFunction itself: its policy must allow it."""
+    import boto3
+
+    from tests.sse import over_streams
+
+    message, streams = over_streams(
+        legacy, "tools/call", {"name": "big_text", "arguments": {"kilobytes": 40}}
+    )
+    assert len(message["result"]["content"][0]["text"]) == 40 * 1024
+    keys = [
+        o["Key"]
+        for o in boto3.client("s3", region_name="us-east-1")
+        .list_objects_v2(Bucket=RESULT_BUCKET)
+        .get("Contents", [])
+    ]
+    assert any(k.startswith("results/streams/") for k in keys), keys
+    stream_id = next(e["id"] for s in streams for e in s if e["id"]).split(":")[0]
+    replay = legacy.resume(f"{stream_id}:0")
+    assert replay.status_code == 200 and _responses(parse_sse(replay.text)) == [message]

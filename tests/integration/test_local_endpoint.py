@@ -141,3 +141,26 @@ def test_a_question_parks_on_the_endpoint_and_the_answer_resumes_it(api: Any, en
     assert "taskToken" in _status(endpoint, task, "input_required")
     assert _call(api, "api_tasks_update.json", task)["result"] == {"resultType": "complete"}
     assert "Deleted report.csv" in _status(endpoint, task, "completed")["result"]["S"]
+
+
+def test_web_pages_cannot_reach_the_endpoint(endpoint: str) -> None:
+    """moto approves any origin and checks no signature: a page in the developer's browser
+    could read and write every local task through it. Only SDK-like requests are served."""
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"TableName": TABLE_NAME, "Limit": 1}).encode()
+    headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.Scan"}
+    for browser in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Mode": "no-cors"}):
+        request = urllib.request.Request(endpoint, data=body, headers={**headers, **browser}, method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 403
+    ddb = boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    assert "Items" in ddb.scan(TableName=TABLE_NAME, Limit=1)

@@ -65,6 +65,9 @@ def test_sam_build_succeeds(tmp_path: pathlib.Path) -> None:
     assert any(p.name.endswith("aarch64-linux-gnu.so") for p in (layer / "pydantic_core").iterdir())
     assert (build / "ToolsLayer" / "python" / "taskgate_conformance" / "tools.py").exists()
     assert (build / "ApiFunction" / "api_handler.py").exists()
+    # What each layer's wheels were taken for, which the functions check at start.
+    assert (layer / "taskgate.architecture").read_text().strip() == "arm64"
+    assert (build / "ToolsLayer" / "python" / "tools.architecture").read_text().strip() == "arm64"
     _assert_ships_bytecode(layer)
     _assert_ships_bytecode(build / "ToolsLayer" / "python")
     # Every wheel and native library loads on Lambda's python3.13 runtime (AL2023:
@@ -113,3 +116,74 @@ def _assert_ships_bytecode(site: pathlib.Path) -> None:
 def test_samconfig_environments_validate(env: str) -> None:
     done = _run(str(BIN / "sam"), "validate", "--lint", "--config-env", env)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------- what a security team runs
+
+
+def _suppressions(tool: str) -> dict[tuple[str, str], str]:
+    """(resource, check) -> the reason written beside the suppression in template.yaml."""
+    from tests.sam_translate import source
+
+    found: dict[tuple[str, str], str] = {}
+    for name, resource in source()["Resources"].items():
+        meta = resource.get("Metadata", {})
+        if tool == "checkov":
+            for skip in meta.get("checkov", {}).get("skip", []):
+                found[(name, skip["id"])] = str(skip.get("comment", "")).strip()
+        else:
+            lint = meta.get("cfn-lint", {})
+            reasons = lint.get("reasons", {})
+            for check in lint.get("config", {}).get("ignore_checks", []):
+                found[(name, check)] = str(reasons.get(check, "")).strip()
+    return found
+
+
+def _print_suppressions(tool: str, found: dict[tuple[str, str], str]) -> None:
+    print(f"\n{tool}: {len(found)} suppressions")
+    for (name, check), reason in sorted(found.items()):
+        print(f"  {check:12} {name:24} {reason}")
+
+
+def test_checkov_finds_nothing_unsuppressed() -> None:
+    import json
+
+    checkov = ROOT / ".venv" / "scanners" / "bin" / "checkov"
+    done = _run(
+        str(checkov),
+        "-f",
+        "template.yaml",
+        "--framework",
+        "cloudformation",
+        "--skip-download",
+        "--compact",
+        "-o",
+        "json",
+    )
+    report = json.loads(done.stdout)
+    summary = report.get("summary", report)
+    failed = [
+        f"{c['check_id']} {c['resource']}: {c['check_name']}"
+        for c in report.get("results", {}).get("failed_checks", [])
+    ]
+    assert summary["failed"] == 0 and summary.get("parsing_errors", 0) == 0, "\n".join(failed)
+    assert summary["passed"] > 0
+    skipped = {
+        (c["resource"].split(".", 1)[1], c["check_id"]): c.get("check_result", {}).get("suppress_comment", "")
+        for c in report["results"]["skipped_checks"]
+    }
+    found = _suppressions("checkov")
+    assert set(skipped) == set(found)
+    assert all(found.values()), [k for k, v in found.items() if not v]
+    print(
+        f"\ncheckov: {summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} suppressed"
+    )
+    _print_suppressions("checkov", found)
+
+
+def test_aws_serverless_rules_find_nothing_unsuppressed() -> None:
+    done = _run(str(BIN / "cfn-lint"), "--append-rules", "cfn_lint_serverless.rules", "--", "template.yaml")
+    assert done.returncode == 0 and done.stdout.strip() == "", done.stdout + done.stderr
+    found = _suppressions("cfn-lint")
+    assert found and all(found.values()), [k for k, v in found.items() if not v]
+    _print_suppressions("cfn-lint (with cfn-lint-serverless)", found)

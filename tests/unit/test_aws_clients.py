@@ -46,3 +46,24 @@ def test_a_client_is_made_by_the_adapters_first_call_and_follows_a_refresh() -> 
     assert set(aws_clients._clients) == {"stepfunctions"}  # only what had been made
     assert aws_clients.client("stepfunctions") is not made
     assert workflow._sfn is aws_clients.client("stepfunctions")  # type: ignore[attr-defined]
+
+
+def test_the_sweeper_never_runs_more_threads_than_its_clients_have_connections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """botocore keeps max_pool_connections per client (10 unless told): a 16-thread sweep on
+    a 10-connection pool throws connections away and warns "Connection pool is full"."""
+    from taskgate import wiring
+
+    monkeypatch.setenv("TASK_TABLE", "t")
+    monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:m")
+    monkeypatch.setenv("TOOL_MODULES", "taskgate_tools")
+    wiring.reset()
+    try:
+        sweeper = wiring.root().sweeper
+        for service in ("dynamodb", "stepfunctions"):
+            assert sweeper._parallelism <= aws_clients.client(service).meta.config.max_pool_connections, (
+                service
+            )
+    finally:
+        wiring.reset()

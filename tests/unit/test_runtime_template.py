@@ -61,7 +61,7 @@ def test_env_json_sets_only_variables_the_template_declares() -> None:
     assert env["Parameters"]["AWS_ENDPOINT_URL"] == f"http://{CONTAINER_HOST}:{DEFAULT_PORT}"
 
 
-def test_snapstart_is_a_parameter_on_the_api_and_the_worker_invoked_through_their_alias() -> None:
+def test_snapstart_is_a_parameter_on_the_api_and_the_worker_invoked_through_published_versions() -> None:
     t = _template()
     assert t["Parameters"]["SnapStart"]["Default"] == "false"
     assert t["Conditions"]["SnapStartOn"] == {"Fn::Equals": [{"Ref": "SnapStart"}, "true"]}
@@ -76,5 +76,7 @@ def test_snapstart_is_a_parameter_on_the_api_and_the_worker_invoked_through_thei
         assert r[layer]["Properties"]["PublishLambdaVersion"] is True
     assert r["ApiFunctionIntegration"]["Properties"]["IntegrationUri"] == {"Ref": "ApiFunction.Alias"}
     assert r["ApiFunctionInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "ApiFunction.Alias"}
+    # The state machine invokes the worker version published with the deploy (a published
+    # version, as SnapStart needs): each execution keeps the one it started with.
     subs = r["TaskStateMachine"]["Properties"]["DefinitionSubstitutions"]
-    assert subs["WorkerFunctionArn"] == {"Ref": "WorkerFunction.Alias"}
+    assert subs["WorkerFunctionArn"] == {"Ref": "WorkerFunction.Version"}

@@ -27,12 +27,12 @@ class CountingWorkflow(MemoryWorkflow):
         self.broken: set[str] = set()
         self._lock = threading.Lock()
 
-    def status(self, task_id: str) -> str | None:
+    def status(self, task_id: str, execution: str | None = None) -> str | None:
         with self._lock:
             self.described.append(task_id)
         if task_id in self.broken:
             raise ServiceUnavailable("AWS is unavailable (ThrottlingException)")
-        return super().status(task_id)
+        return super().status(task_id, execution)
 
 
 def _row(n: int, status: TaskStatus, *, quiet_ms: int, now: int, retention_ms: int = HOUR) -> TaskRecord:

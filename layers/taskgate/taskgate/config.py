@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from .domain.limits import MAX_PAYLOAD_BODY_BYTES
+
 # The template's ToolModules default too: the deployer's own package. The conformance
 # fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
 # conformance suite and this repository's local server (Makefile, `make serve`).
@@ -54,6 +56,9 @@ class Settings(BaseModel):
     # The API and the sweeper start, resume and stop executions; the worker, which the
     # state machine invokes (a reference back would be circular), is given none.
     state_machine_arn: str = ""
+    # Machines earlier releases of the stack ran (a replaced one is retained, and its
+    # executions finish there): rows written before execution ARNs were stored may name one.
+    previous_state_machine_arns: tuple[str, ...] = ()
     result_bucket: str = ""
     default_ttl_ms: Positive = 3_600_000
     max_ttl_ms: Positive = 86_400_000
@@ -63,7 +68,8 @@ class Settings(BaseModel):
     # JSON files declaring tools that each start one job (tools/declared.py), as
     # package:file.json in a tools package, after ToolModules' tools.
     tool_declarations: tuple[str, ...] = ()
-    max_body_bytes: Positive = 1_048_576
+    # Both within one Lambda payload however they are escaped (domain/limits.py).
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_PAYLOAD_BODY_BYTES)] = 1_048_576
     # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
     # the task at its pollInterval) before the client reconnects. 0: read once and
     # end with retry = pollInterval, which costs what polling tasks/get does.
@@ -90,7 +96,7 @@ class Settings(BaseModel):
     max_inline_result_bytes: Positive = 262_144
     # A task result larger than this is delivered as resource_links to its parts (a Lambda
     # response is at most 6 MB); each part is read with resources/read.
-    max_result_response_bytes: Annotated[int, Field(ge=2048, le=4_194_304)] = 2_097_152
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=MAX_PAYLOAD_BODY_BYTES)] = 2_097_152
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
@@ -104,6 +110,10 @@ class Settings(BaseModel):
     # instance must share it); unset: a key made by this process (one local server).
     request_state_secret_arn: str = ""
     request_state_ttl_seconds: Positive = 600
+    # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
+    # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
+    tool_environment: str = ""
+    tool_secret_arns: tuple[str, ...] = ()
 
     # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
     # the API's own URL), without a trailing slash. The protected resource is <public_url>/mcp;
@@ -161,6 +171,8 @@ class Settings(BaseModel):
         "oauth_audiences",
         "oauth_client_ids",
         "oauth_scopes",
+        "tool_secret_arns",
+        "previous_state_machine_arns",
         "oauth_upstream_scopes",
         mode="before",
     )
@@ -169,6 +181,22 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return tuple(m.strip() for m in value.split(",") if m.strip())
         return value
+
+    @field_validator("tool_environment")
+    @classmethod
+    def _tool_environment_is_pairs(cls, value: str) -> str:
+        if not value:
+            return value
+        from .tools.needs import parse_tool_environment
+
+        parse_tool_environment(value, frozenset(name.upper() for name in cls.model_fields))
+        return value
+
+    @property
+    def tool_environment_pairs(self) -> dict[str, str]:
+        from .tools.needs import parse_tool_environment
+
+        return parse_tool_environment(self.tool_environment)
 
     @field_validator("auth_mode", mode="before")
     @classmethod
@@ -194,6 +222,13 @@ class Settings(BaseModel):
         if value and (not parts.netloc or parts.query or parts.fragment):
             raise ValueError("must be an http(s) URL without a query or fragment")
         return value
+
+    @property
+    def served_hosts(self) -> tuple[str, ...]:
+        """The Host names served: ALLOWED_HOSTS, and the public URL's."""
+        if not self.public_url:
+            return self.allowed_hosts
+        return (*self.allowed_hosts, urlsplit(self.public_url).netloc)
 
     @field_validator("allowed_hosts", "allowed_origins")
     @classmethod

@@ -17,6 +17,7 @@ from starlette.types import ASGIApp
 
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
+from .cors import Cors
 from .protocol.era import HttpReply
 from .protocol.errors import RpcError
 from .protocol.headers import header_problem
@@ -232,6 +233,9 @@ def create_app(
     if callbacks is not None:
         routes.append(Route("/callbacks/{task_id}", callback, methods=["POST"]))
     if sign_in is None:
-        return Starlette(routes=routes)
-    routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
-    return sign_in.protect(routes, inline=inline)
+        app: ASGIApp = Starlette(routes=routes)
+    else:
+        routes += [Route(path, mcp, methods=["POST", "GET", "DELETE"]) for path in sign_in.paths]
+        app = sign_in.protect(routes, inline=inline)
+    # Outermost: a preflight carries no token, and a 401's WWW-Authenticate must be readable.
+    return Cors(app, guard, lambda scope: _own_domain(Request(scope)))

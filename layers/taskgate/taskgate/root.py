@@ -135,6 +135,10 @@ class Taskgate:
         # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
         if self._tools is not None:
             return self._tools
+        # Their environment (ToolEnvironment) is set first, for modules that read it at import.
+        from .tools.needs import apply_tool_environment
+
+        apply_tool_environment(self.settings.tool_environment_pairs)
         loaded = registry.load(self.settings.tool_modules)
         if self.settings.tool_declarations:
             from .tools.declared import declare  # tools declared in JSON (no Python)
@@ -281,7 +285,7 @@ class Taskgate:
 
     @once
     def transport_security(self) -> TransportSecurity:
-        return TransportSecurity(self.settings.allowed_hosts, self.settings.allowed_origins)
+        return TransportSecurity(self.settings.served_hosts, self.settings.allowed_origins)
 
     @once
     def sign_in(self) -> SignIn | None:

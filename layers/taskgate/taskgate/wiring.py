@@ -74,7 +74,9 @@ def aws_ports(settings: Settings) -> Ports:
     ports = Ports(
         store=lambda: DynamoDBTaskStore(dynamodb, settings.task_table),
         workflow=lambda: StepFunctionsWorkflow(
-            lambda: aws_clients.client("stepfunctions"), settings.state_machine_arn
+            lambda: aws_clients.client("stepfunctions"),
+            settings.state_machine_arn,
+            settings.previous_state_machine_arns,
         ),
         sessions=sessions,
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,

@@ -59,10 +59,14 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
 }
 TRIMMED_DATA = Path(__file__).with_name("_botocore_data")
 
+# Connections each client keeps. The sweeper checks this many tasks at once (wiring): with
+# more threads than connections, botocore discards connections and warns at every sweep.
+MAX_POOL_CONNECTIONS = 16
 _CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 3},
     connect_timeout=2,
     read_timeout=10,
+    max_pool_connections=MAX_POOL_CONNECTIONS,
 )
 # Clients are thread-safe once made, but making them from one session in two
 # threads at once is not (the local server's request and executor threads do).

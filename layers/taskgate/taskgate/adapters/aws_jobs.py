@@ -51,16 +51,16 @@ class AwsJobs:
         self._ecs = ecs
         self._glue = glue
 
-    def _submitted(self, task_id: str, job: PendingJob) -> Any:
+    def _submitted(self, task_id: str, job: PendingJob, execution: str | None) -> Any:
         resource_type, resource = _SUBMITTED[job.kind]
-        return self._executions.submitted(task_id, resource_type, resource)
+        return self._executions.submitted(task_id, resource_type, resource, execution)
 
-    def describe(self, task_id: str, job: PendingJob) -> JobProgress | None:
+    def describe(self, task_id: str, job: PendingJob, execution: str | None = None) -> JobProgress | None:
         if job.kind is JobKind.EXECUTION:
             return self._executions.describe(StepFunctionsJobs.child_arn(job.target, job.name or ""))
         if job.kind is JobKind.CALLBACK:
             return None
-        out = self._submitted(task_id, job)
+        out = self._submitted(task_id, job, execution)
         if job.kind is JobKind.BATCH:
             job_id = _get(out, "JobId")
             return self._batch().describe(job_id) if job_id else None
@@ -70,14 +70,14 @@ class AwsJobs:
         run_id = _get(out, "JobRunId")
         return self._glue().describe(job.target, run_id) if run_id else None
 
-    def stop(self, task_id: str, job: PendingJob, reason: str) -> None:
+    def stop(self, task_id: str, job: PendingJob, reason: str, execution: str | None = None) -> None:
         if job.kind is JobKind.EXECUTION:
             self._executions.stop(StepFunctionsJobs.child_arn(job.target, job.name or ""), reason)
             return
         if job.kind is JobKind.CALLBACK:
             return  # nothing runs: the URL is refused from now on
         # Not submitted yet: the task's execution, stopped next, never will.
-        out = self._submitted(task_id, job)
+        out = self._submitted(task_id, job, execution)
         if job.kind is JobKind.BATCH:
             job_id = _get(out, "JobId")
             if job_id:

@@ -10,7 +10,8 @@ Item layout (attribute: type):
   activeOwner S (only while the task is active: the sparse ``byActive`` index lists
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
-  answer writes' conditions)
+  answer writes' conditions) · executionArn S (the task's execution, on the machine that
+  started it: a replaced state machine's executions are still found)
 While a job a tool handed off is pending (domain/jobs.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
@@ -66,6 +67,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "statusMessage",
     "outcome",
     "historyEvents",
+    "executionArn",
     # What a task waits on: the sweeper stops it with the task.
     "job",
 )
@@ -159,6 +161,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         result_ref=text("resultRef"),
         client_capabilities=json_value("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
+        execution_arn=text("executionArn"),
         job=PendingJob.from_json(job) if job else None,
         job_outcomes=json_map("jobOutcomes"),
         job_checked_at_ms=int(item["jobCheckedAt"]["N"]) if "jobCheckedAt" in item else None,
@@ -210,6 +213,8 @@ class DynamoDBTaskStore:
             item["progressToken"] = j(record.progress_token)
         if record.client_capabilities is not None:
             item["clientCapabilities"] = j(record.client_capabilities)
+        if record.execution_arn:
+            item["executionArn"] = s(record.execution_arn)
         written = conditional(
             self._ddb.put_item,
             TableName=self._table,

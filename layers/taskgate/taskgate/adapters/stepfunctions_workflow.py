@@ -1,14 +1,21 @@
-"""Workflow on Step Functions: one Standard execution per task, named after it."""
+"""Workflow on Step Functions: one Standard execution per task, named after it.
+
+A task's row keeps its execution's ARN, so Describe and Stop reach the execution on the
+machine that started it, even after an upgrade replaced the stack's state machine (the old
+one is retained, and its executions run on). Rows written before the ARN was stored are
+looked for on the current machine, then on the machines earlier releases named.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from ..domain.errors import DependencyFailure
 from ..domain.jobs import JobProgress
 from .aws_errors import error_code, translating
 
@@ -18,25 +25,40 @@ _GONE = {"TaskDoesNotExist", "TaskTimedOut", "InvalidToken", "ExecutionDoesNotEx
 _MAX_CAUSE = 32_768
 
 
+def _execution_prefix(state_machine_arn: str) -> str:
+    return state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+
+
 class StepFunctionsWorkflow:
-    def __init__(self, client: Callable[[], Any], state_machine_arn: str) -> None:
+    def __init__(
+        self,
+        client: Callable[[], Any],
+        state_machine_arn: str,
+        previous_state_machine_arns: Sequence[str] = (),
+    ) -> None:
         # A client factory: only tools/call, tasks/update and tasks/cancel start, resume
         # or stop an execution, so most cold starts never build this client.
         self._client = client
         self._state_machine_arn = state_machine_arn
-        # Execution ARNs follow from the machine ARN and the name, which saves
-        # storing one per task.
-        self._execution_prefix = state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        # Where a row without a stored ARN may have its execution: this machine first.
+        self._machines = [state_machine_arn, *(a for a in previous_state_machine_arns if a)]
 
     @property
     def _sfn(self) -> Any:
         return self._client()
 
-    def execution_arn(self, task_id: str) -> str:
-        return f"{self._execution_prefix}:{task_id}"
+    def execution_for(self, task_id: str) -> str:
+        # Step Functions names an execution <machine's execution prefix>:<name>.
+        return f"{_execution_prefix(self._state_machine_arn)}:{task_id}"
+
+    def _candidates(self, task_id: str, execution: str | None) -> list[str]:
+        if execution:
+            return [execution]
+        return [f"{_execution_prefix(m)}:{task_id}" for m in self._machines]
 
     @translating
-    def start(self, task_id: str, input_wait_seconds: int) -> None:
+    def start(self, task_id: str, input_wait_seconds: int) -> str:
+        expected = self.execution_for(task_id)
         params: dict[str, Any] = {
             "stateMachineArn": self._state_machine_arn,
             "name": task_id,
@@ -49,12 +71,19 @@ class StepFunctionsWorkflow:
         if trace:
             params["traceHeader"] = trace
         try:
-            self._sfn.start_execution(**params)
+            started = self._sfn.start_execution(**params)
         except ClientError as exc:
             # Same name and input while running is idempotent in Step Functions;
             # anything else is a real failure for the caller to handle.
             if error_code(exc) != "ExecutionAlreadyExists":
                 raise
+            return expected
+        arn = str(started["executionArn"])
+        if arn != expected:
+            # The row names the execution it will be looked for by; one elsewhere would be
+            # stopped by nobody.
+            raise DependencyFailure(f"the execution started as {arn}, not {expected}")
+        return arn
 
     @translating
     def resume(self, task_token: str) -> bool:
@@ -77,24 +106,25 @@ class StepFunctionsWorkflow:
         return True
 
     @translating
-    def status(self, task_id: str) -> str | None:
-        try:
-            desc = self._sfn.describe_execution(executionArn=self.execution_arn(task_id))
-        except ClientError as exc:
-            if error_code(exc) == "ExecutionDoesNotExist":
-                return None
-            raise
-        return str(desc["status"])
+    def status(self, task_id: str, execution: str | None = None) -> str | None:
+        for arn in self._candidates(task_id, execution):
+            try:
+                desc = self._sfn.describe_execution(executionArn=arn)
+            except ClientError as exc:
+                if error_code(exc) == "ExecutionDoesNotExist":
+                    continue
+                raise
+            return str(desc["status"])
+        return None
 
     @translating
-    def stop(self, task_id: str, reason: str) -> None:
-        try:
-            self._sfn.stop_execution(
-                executionArn=self.execution_arn(task_id), error="TaskEnded", cause=reason[:_MAX_CAUSE]
-            )
-        except ClientError as exc:
-            if error_code(exc) not in _GONE:
-                raise
+    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
+        for arn in self._candidates(task_id, execution):
+            try:
+                self._sfn.stop_execution(executionArn=arn, error="TaskEnded", cause=reason[:_MAX_CAUSE])
+            except ClientError as exc:
+                if error_code(exc) not in _GONE:
+                    raise
 
 
 def _execution_of_machine(state_machine_arn: str, name: str) -> str:
@@ -122,12 +152,15 @@ class StepFunctionsJobs:
         return _execution_of_machine(state_machine_arn, name)
 
     @translating
-    def submitted(self, task_id: str, resource_type: str, resource: str) -> dict[str, Any] | None:
-        """What the task's execution got back when it last submitted ``resource`` of
+    def submitted(
+        self, task_id: str, resource_type: str, resource: str, execution: str | None = None
+    ) -> dict[str, Any] | None:
+        """What the task's execution (``execution``, as its row keeps it; else the one the
+        current machine would have) got back when it last submitted ``resource`` of
         ``resource_type`` (the service's start response); None before it has."""
         try:
             events = self._sfn.get_execution_history(
-                executionArn=self._execution_of(task_id), reverseOrder=True, maxResults=10
+                executionArn=execution or self._execution_of(task_id), reverseOrder=True, maxResults=10
             )["events"]
         except ClientError as exc:
             if error_code(exc) == "ExecutionDoesNotExist":

@@ -58,22 +58,24 @@ class TaskEnder:
             alive=record.kept_alive(now),
         )
         if wrote:
-            self.stop(record.task_id, message, record.job)
+            self.stop(record.task_id, message, record.execution_arn, record.job)
         return wrote
 
-    def stop(self, task_id: str, reason: str, job: PendingJob | None = None) -> None:
+    def stop(
+        self, task_id: str, reason: str, execution: str | None = None, job: PendingJob | None = None
+    ) -> None:
         """Stop the task's execution and the job it waits on, quietly: the row already
         says how the task ended, which is what every reader sees; a failed stop only
         delays the work noticing (at its next progress report, or the job's end)."""
         if job is not None and self._jobs is not None:
             # The job first: its execution, once stopped, no longer waits on it.
             try:
-                self._jobs.stop(task_id, job, reason)
+                self._jobs.stop(task_id, job, reason, execution)
             except Exception:
                 logger.warning("stopping the task's job failed", extra={"taskId": task_id}, exc_info=True)
         if self._workflow is None:
             return
         try:
-            self._workflow.stop(task_id, reason)
+            self._workflow.stop(task_id, reason, execution)
         except Exception:
             logger.warning("stop_execution failed", extra={"taskId": task_id}, exc_info=True)

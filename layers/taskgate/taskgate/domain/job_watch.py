@@ -45,7 +45,7 @@ class JobWatch:
         if record.job_checked_at_ms is not None and now - record.job_checked_at_ms < self._interval:
             return record
         try:
-            progress = self._jobs.describe(record.task_id, job)
+            progress = self._jobs.describe(record.task_id, job, record.execution_arn)
         except Exception:
             # The row still says the task is waiting: a status is a nicety, never a failure.
             logger.warning("could not read the job's status", extra={"taskId": record.task_id}, exc_info=True)

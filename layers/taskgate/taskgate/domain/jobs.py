@@ -193,10 +193,11 @@ class JobProgress:
 class Jobs(Protocol):
     """The services jobs run in (the adapters; in memory for tests)."""
 
-    def describe(self, task_id: str, job: PendingJob) -> JobProgress | None:
-        """The job's status now; None when it cannot be found (not started yet, gone)."""
+    def describe(self, task_id: str, job: PendingJob, execution: str | None = None) -> JobProgress | None:
+        """The job's status now; None when it cannot be found (not started yet, gone).
+        ``execution``: the task's execution (its row keeps it), which started the job."""
 
-    def stop(self, task_id: str, job: PendingJob, reason: str) -> None:
+    def stop(self, task_id: str, job: PendingJob, reason: str, execution: str | None = None) -> None:
         """Stop the job; one that has ended or was never started is not an error."""
 
 

@@ -39,6 +39,16 @@ MAX_ERROR_BYTES = 16_384
 MAX_JOB_REQUEST_BYTES = 65_536
 # A pending job's descriptor and callback slot, as the row keeps them.
 JOB_FIXED_BYTES = 3_072
+# A synchronous Lambda request or response is at most 6 MB, counted as the JSON the event or
+# the handler's return value is sent as. A request body, or a response body, is a string in
+# that JSON, so each of its quotes and backslashes is escaped once more: a body of N bytes
+# takes up to 2N (the runtime keeps non-ASCII as UTF-8; a result part's text, a JSON string
+# in the body, is escaped twice but is half a result). Less room for everything else (headers,
+# the event's request context, the JSON-RPC and SSE framing) than this, halved, is the
+# largest request body or delivered result (MaxBodyBytes, MaxResultResponseBytes) allowed.
+LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024
+PAYLOAD_FRAMING_BYTES = 64 * 1024
+MAX_PAYLOAD_BODY_BYTES = (LAMBDA_PAYLOAD_BYTES - PAYLOAD_FRAMING_BYTES) // 2
 
 
 def json_size(value: Any) -> int:

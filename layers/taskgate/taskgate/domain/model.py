@@ -69,6 +69,9 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     outcome: Outcome | None = None
+    # The execution StartExecution gave this task, on whichever state machine started it
+    # (None in rows written before it was stored: the current machine's, by its name).
+    execution_arn: str | None = None
     task_token: str | None = None
     checkpoint: Any = None
     # 2025-11-25: the tools/call request's progressToken stays valid for the task's life.

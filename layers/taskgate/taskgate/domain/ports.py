@@ -145,8 +145,13 @@ class TaskStore(Protocol):
 
 
 class Workflow(Protocol):
-    def start(self, task_id: str, input_wait_seconds: int) -> None:
-        """Start the durable execution for a task; idempotent per task id.
+    def execution_for(self, task_id: str) -> str:
+        """The id the task's execution will have once started (kept in its row, so that a
+        later Describe or Stop finds it wherever the workflow has moved since)."""
+
+    def start(self, task_id: str, input_wait_seconds: int) -> str:
+        """Start the durable execution for a task and return its id (``execution_for``'s);
+        idempotent per task id.
 
         ``input_wait_seconds`` bounds how long the execution may stay parked for
         input: past the task's TTL nobody can answer it any more."""
@@ -159,10 +164,11 @@ class Workflow(Protocol):
         """Tell an execution parked on a callback that its system is alive; False if the
         token is no longer valid."""
 
-    def stop(self, task_id: str, reason: str) -> None:
-        """Stop the execution; a stopped or finished execution is not an error."""
+    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
+        """Stop the task's execution (``execution``: its stored id; None for rows written
+        before ids were stored); a stopped or finished execution is not an error."""
 
-    def status(self, task_id: str) -> str | None:
+    def status(self, task_id: str, execution: str | None = None) -> str | None:
         """RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED; None if it never started."""
 
 

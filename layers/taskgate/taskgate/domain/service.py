@@ -98,8 +98,9 @@ class TaskService:
             raise TooManyActiveTasks(limit)
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
+        task_id = new_task_id()
         record = TaskRecord(
-            task_id=new_task_id(),
+            task_id=task_id,
             owner=owner,
             tool=tool,
             arguments=arguments,
@@ -114,6 +115,9 @@ class TaskService:
             input_responses=dict(input_responses or {}),
             progress_token=progress_token,
             client_capabilities=client_capabilities,
+            # Written with the row: whatever machine the stack runs later, this task's
+            # execution is this one (no second write; start() checks it is what it got).
+            execution_arn=self._workflow.execution_for(task_id),
         )
         self.limits.check_row(record, arguments_bytes=arguments_bytes)
         # Write-through: the row is durable before anyone can learn the id.
@@ -247,5 +251,5 @@ class TaskService:
             # It ended between our read and our write; report what it ended as.
             return Cancellation(self._read(owner, task_id), cancelled_now=False)
         # The job it waited on, too (the row keeps which, as the cancel wrote it).
-        self._ender.stop(task_id, message, cancelled.job)
+        self._ender.stop(task_id, message, record.execution_arn, cancelled.job)
         return Cancellation(cancelled, cancelled_now=True)

@@ -135,7 +135,7 @@ class Sweeper:
             # Quiet for a while: fine if its execution is alive (a long step, or
             # parked past its wait); a failure if there is none.
             described = True
-            status = self._workflow.status(record.task_id)
+            status = self._workflow.status(record.task_id, record.execution_arn)
             if status is None:
                 reason = "The task's execution never started."
             elif status != "RUNNING":

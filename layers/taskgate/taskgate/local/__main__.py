@@ -22,6 +22,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .. import wiring
+from . import aws_calls
 from . import sign_in as dev_sign_in
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
@@ -42,6 +43,7 @@ def app() -> ASGIApp:
     running, dev tokens or the development sign-in applied. ``make dev``'s reloader calls it
     in each fresh process."""
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
+    aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))
     # Where callback URLs point (tools.jobs.Callback): this server, unless told otherwise.

@@ -5,8 +5,13 @@ process, with the resources template.yaml describes: the task table (same keys,
 indexes and TTL), the result bucket and the state machine running the real
 ``statemachines/task.asl.json``. Functions started by ``sam local invoke`` reach
 it from their container at ``http://host.docker.internal:PORT`` (events/env.json
-sets ``AWS_ENDPOINT_URL``, the template's ``EndpointUrl``); it listens on every
-interface by default because that address is the Docker bridge's, not loopback.
+sets ``AWS_ENDPOINT_URL``, the template's ``EndpointUrl``). It listens on the Docker
+bridge's address, which is what that name leads to, and on loopback (the state machine's own
+calls, your tools), never on the machine's other interfaces: moto checks no credentials, so
+anyone who reaches it reads and writes every local task. For the same reason it refuses
+every request a browser makes (an ``Origin`` or ``Sec-Fetch-*`` header): a web page could
+otherwise reach it on loopback, and moto would approve any origin. ``--host`` picks another
+address (and keeps loopback); ``--host 0.0.0.0`` is every interface, on purpose only.
 
 The state machine's RunTool state invokes the worker. moto would need a Docker
 engine of its own for that; instead the one method every Lambda invocation in
@@ -44,6 +49,9 @@ from .moto_fixes import LambdaError
 from .runtime import _LOCAL_ENV, REGION, RESULT_BUCKET, TABLE_NAME, EmbeddedAws, repo_root
 
 DEFAULT_PORT = 4599
+LOOPBACK = "127.0.0.1"
+EVERY_INTERFACE = ("0.0.0.0", "::")
+DOCKER_BRIDGE = "docker0"
 # How a container started by sam local invoke names this machine (`--add-host ...:host-gateway`).
 CONTAINER_HOST = "host.docker.internal"
 ADD_HOST = ["--add-host", f"{CONTAINER_HOST}:host-gateway"]
@@ -54,6 +62,59 @@ DUMMY_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_SESSION_TOKEN": "testing",
 }
+
+
+def bridge_address(interface: str = DOCKER_BRIDGE) -> str | None:
+    """The IPv4 address of the Docker bridge (what ``host-gateway`` names in containers), or
+    None when there is none (Docker not installed or not started)."""
+    import fcntl
+    import socket
+    import struct
+
+    siocgifaddr = 0x8915
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            packed = fcntl.ioctl(s.fileno(), siocgifaddr, struct.pack("256s", interface.encode()[:15]))
+    except OSError:
+        return None
+    return socket.inet_ntoa(packed[20:24])
+
+
+def listen_addresses(host: str | None, bridge: str | None) -> list[str]:
+    """Where the endpoint listens: ``host`` (default: the Docker bridge), and loopback, which
+    moto's state machine executor calls (it names localhost) - never every interface unless
+    asked for by name."""
+    wanted = host or bridge or LOOPBACK
+    if wanted in EVERY_INTERFACE:
+        return [wanted]
+    return [wanted] if wanted == LOOPBACK else [wanted, LOOPBACK]
+
+
+def refuse_browsers(app: Any) -> Any:
+    """WSGI: no request a web page made (SDKs and the AWS CLI send neither header)."""
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+        if "HTTP_ORIGIN" in environ or any(k.startswith("HTTP_SEC_FETCH_") for k in environ):
+            start_response("403 Forbidden", [("Content-Type", "text/plain")])
+            return [b"taskgate's local AWS endpoint serves SDKs and the AWS CLI, not web pages\n"]
+        return app(environ, start_response)
+
+    return wsgi
+
+
+class _Listener:
+    """One address of the endpoint: moto's WSGI app, behind refuse_browsers, in a thread."""
+
+    def __init__(self, app: Any, address: str, port: int) -> None:
+        from werkzeug.serving import make_server
+
+        self.server = make_server(address, port, app, threaded=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True, name=f"moto-{address}")
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join()
 
 
 def sam_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -151,25 +212,26 @@ class LocalEndpoint:
         self,
         worker: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         *,
-        host: str = "0.0.0.0",
+        host: str | None = None,
         port: int = DEFAULT_PORT,
         root: Path | None = None,
     ) -> None:
         self.root = root or repo_root()
-        self.host = host
+        self.addresses = listen_addresses(host, bridge_address())
         self.port = port
         self.worker = worker
         self.state_machine_arn = ""
-        self._server: Any = None
+        self._listeners: list[_Listener] = []
         self._inline: EmbeddedAws | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        # Loopback is always among the addresses (or covered by every interface).
+        return f"http://{LOOPBACK}:{self.port}"
 
     def start(self) -> LocalEndpoint:
         from moto.core.config import default_user_config
-        from moto.server import ThreadedMotoServer
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
         from . import moto_fixes
 
@@ -180,8 +242,8 @@ class LocalEndpoint:
         # this process's own clients and an inline worker.
         for key, value in _LOCAL_ENV.items():
             os.environ.setdefault(key, value)
-        self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
-        self._server.start()
+        app = refuse_browsers(DomainDispatcherApplication(create_backend_app))
+        self._listeners = [_Listener(app, address, self.port) for address in self.addresses]
         # This process's own clients (the resources below, an inline worker) use the server.
         os.environ["AWS_ENDPOINT_URL"] = self.url
         resources = EmbeddedAws(self.root)
@@ -196,14 +258,14 @@ class LocalEndpoint:
 
             wiring.reset()
             handler = _load_worker_handler(self.root).handler
-            self.worker = lambda event: handler(event, _LambdaContext())
+            self.worker = lambda event: handler(event, _LambdaContext(moto_fixes.invoked_version()))
         moto_fixes.apply(self.worker)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
+        for listener in self._listeners:
+            listener.stop()
+        self._listeners = []
 
     def __enter__(self) -> LocalEndpoint:
         return self.start()
@@ -213,7 +275,7 @@ class LocalEndpoint:
 
     def describe(self) -> dict[str, str]:
         return {
-            "endpoint": f"http://{self.host}:{self.port}",
+            "endpoint": ", ".join(f"http://{a}:{self.port}" for a in self.addresses),
             "from a container": f"http://{CONTAINER_HOST}:{self.port}",
             "TASK_TABLE": TABLE_NAME,
             "RESULT_BUCKET": RESULT_BUCKET,
@@ -224,7 +286,8 @@ class LocalEndpoint:
 def running(port: int, host: str = "127.0.0.1") -> bool:
     """Whether a moto server answers on ``port``."""
     try:
-        with urllib.request.urlopen(f"http://{host}:{port}/moto-api/data.json", timeout=2) as resp:
+        # The dashboard page: data.json would serialise every backend, Lambda's asking Docker.
+        with urllib.request.urlopen(f"http://{host}:{port}/moto-api/", timeout=2) as resp:
             return bool(resp.status == 200)
     except OSError:
         return False
@@ -245,12 +308,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m taskgate.local.endpoint", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="address to listen on besides loopback (default: the Docker bridge's; 0.0.0.0: every interface)",
+    )
     parser.add_argument("--port", type=int, default=int(os.environ.get("LOCAL_AWS_PORT", DEFAULT_PORT)))
     parser.add_argument("--worker", choices=["sam", "inline"], default="sam")
     parser.add_argument("--env-vars", type=Path, default=None, help="default: events/env.json, this port")
     parser.add_argument("sam_args", nargs=argparse.REMAINDER, help="-- then arguments for sam local invoke")
     args = parser.parse_args(argv)
+    from . import aws_calls
+
+    aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     root = repo_root()
     sam_args = [a for a in args.sam_args if a != "--"]
     worker = None

@@ -14,7 +14,8 @@ moto exactly as it talks to AWS.
    do we.
 3. Lambda invocation needs a Docker engine. We run the real worker handler
    in-process instead, through the one method every invocation passes (or hand it
-   to ``sam local invoke``: taskgate.local.endpoint).
+   to ``sam local invoke``: taskgate.local.endpoint). ``invoked_version()`` says which
+   published version the state machine invoked, as Lambda's context does.
 4. A Catch whose ``Next`` is the state that failed (RunTool's continue loop) ends
    the execution in moto: it decides "Next was overridden" by comparing names.
    We mark a caught error explicitly so the state honours the Catch, as AWS does.
@@ -74,6 +75,12 @@ _applied = False
 DYNAMODB_LOCK = threading.RLock()
 _invoke: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 logger = logging.getLogger(__name__)
+_invocation = threading.local()
+
+
+def invoked_version() -> str:
+    """The version of the function this thread's invocation runs ("$LATEST" unpublished)."""
+    return str(getattr(_invocation, "version", "$LATEST"))
 
 
 def _deepcopy_without_executions(self: Any, memo: dict[int, Any]) -> Any:
@@ -128,6 +135,7 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
 
     def invoke_in_process(self: Any, event: Any = None) -> tuple[str, bool, str]:
         payload = json.loads(event) if isinstance(event, (str, bytes)) else (event or {})
+        _invocation.version = str(getattr(self, "version", "$LATEST"))
         try:
             if _invoke is None:
                 raise RuntimeError("moto_fixes.apply() was not called")

@@ -21,6 +21,7 @@ import os
 import secrets
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -102,14 +103,14 @@ def _load_worker_handler(root: Path) -> ModuleType:
 
 class _LambdaContext:
     function_name = WORKER_NAME
-    function_version = "$LATEST"
     memory_limit_in_mb = 512
-    invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER_NAME}"
     aws_request_id = "local"
     log_group_name = f"/aws/lambda/{WORKER_NAME}"
     log_stream_name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, version: str = "$LATEST") -> None:
+        self.function_version = version
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER_NAME}:{version}"
         # Like Lambda's timeout, from the start of the invocation; tests shorten it.
         budget = float(os.environ.get("WORKER_STEP_SECONDS", "900"))
         self._deadline = time.monotonic() + budget
@@ -127,6 +128,11 @@ class EmbeddedAws:
         self.state_machine_arn = ""
         self.pipeline_arn = ""
         self.request_state_secret_arn = ""
+        self.worker_version = ""
+        self._role_arn = ""
+        self._machines = 0
+        # Each published worker version's handler (deploy_worker publishes others).
+        self.handlers: dict[str, Callable[[dict[str, Any], Any], Any]] = {}
         self.sign_in_key_secret_arn = ""
         self._mock: Any = None
         self._worker: ModuleType | None = None
@@ -152,6 +158,7 @@ class EmbeddedAws:
         os.environ["OAUTH_SIGNING_SECRET_ARN"] = self.sign_in_key_secret_arn
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
+        self.handlers[self.worker_version] = self._worker.handler
         return self
 
     def stop(self) -> None:
@@ -168,7 +175,61 @@ class EmbeddedAws:
 
     def _invoke_worker(self, event: dict[str, Any]) -> dict[str, Any]:
         assert self._worker is not None
-        return self._worker.handler(event, _LambdaContext())  # type: ignore[no-any-return]
+        version = moto_fixes.invoked_version()
+        handler = self.handlers.get(version, self._worker.handler)
+        return handler(event, _LambdaContext(version))  # type: ignore[no-any-return]
+
+    # -- a deploy, as `sam deploy` would make it ------------------------------------------
+    def deploy_worker(self, handler: Callable[[dict[str, Any], Any], Any] | None = None) -> str:
+        """Publish a new worker version running ``handler`` (default: the code loaded now) and
+        point the state machine at it, as a deploy does (template.yaml pins the version, not
+        the alias). Running executions keep the definition, hence the version, they started
+        with. Returns the new version."""
+        import boto3
+
+        lam = boto3.client("lambda", region_name=REGION)
+        lam.update_function_configuration(
+            FunctionName=WORKER_NAME, Description=f"deploy {len(self.handlers) + 1}"
+        )
+        published = lam.publish_version(FunctionName=WORKER_NAME)
+        self.worker_version = str(published["Version"])
+        assert self._worker is not None
+        self.handlers[self.worker_version] = handler or self._worker.handler
+        boto3.client("stepfunctions", region_name=REGION).update_state_machine(
+            stateMachineArn=self.state_machine_arn, definition=self._definition(published["FunctionArn"])
+        )
+        return self.worker_version
+
+    def replace_state_machine(self) -> str:
+        """A new state machine for the stack (an upgrade that replaces it, as removing its Name
+        did); the old one stays with its executions (UpdateReplacePolicy: Retain). The API and
+        the sweeper are configured with the new one. Returns the old ARN."""
+        import boto3
+
+        old = self.state_machine_arn
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        definition = sfn.describe_state_machine(stateMachineArn=old)["definition"]
+        self._machines += 1
+        self.state_machine_arn = sfn.create_state_machine(
+            name=f"{STATE_MACHINE_NAME}-{self._machines}",
+            definition=definition,
+            roleArn=self._role_arn,
+            type="STANDARD",
+        )["stateMachineArn"]
+        os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
+        wiring.reset()
+        return old
+
+    def _definition(self, worker_arn: str) -> str:
+        definition = (self.root / "statemachines" / "task.asl.json").read_text()
+        substitutions = {
+            "WorkerFunctionArn": worker_arn,
+            "TaskTableName": self.table_name,
+            "Partition": "aws",
+        }
+        for name, value in substitutions.items():
+            definition = definition.replace("${" + name + "}", value)
+        return definition
 
     def _create_resources(self) -> None:
         import boto3
@@ -191,28 +252,26 @@ class EmbeddedAws:
             Name=SIGN_IN_KEY_SECRET, SecretString=secrets.token_urlsafe(48)
         )["ARN"]
         iam = boto3.client("iam", region_name=REGION)
-        role_arn = iam.create_role(
+        self._role_arn = role_arn = iam.create_role(
             RoleName="taskgate-local",
             AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
         )["Role"]["Arn"]
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("worker_handler.py", "# runs in-process; see moto_fixes\n")
-        worker_arn = boto3.client("lambda", region_name=REGION).create_function(
+        lam = boto3.client("lambda", region_name=REGION)
+        lam.create_function(
             FunctionName=WORKER_NAME,
             Runtime="python3.13",
             Role=role_arn,
             Handler="worker_handler.handler",
             Code={"ZipFile": archive.getvalue()},
-        )["FunctionArn"]
-        definition = (self.root / "statemachines" / "task.asl.json").read_text()
-        substitutions = {
-            "WorkerFunctionArn": worker_arn,
-            "TaskTableName": self.table_name,
-            "Partition": "aws",
-        }
-        for name, value in substitutions.items():
-            definition = definition.replace("${" + name + "}", value)
+        )
+        # As deployed: the state machine invokes the version published with the deploy.
+        published = lam.publish_version(FunctionName=WORKER_NAME)
+        self.worker_version = str(published["Version"])
+        definition = self._definition(published["FunctionArn"])
+        self._machines = 1
         sfn = boto3.client("stepfunctions", region_name=REGION)
         self.state_machine_arn = sfn.create_state_machine(
             name=STATE_MACHINE_NAME, definition=definition, roleArn=role_arn, type="STANDARD"

@@ -135,11 +135,14 @@ class TransportSecurity:
         once, origin = _one(headers, "origin")
         if not once:
             return "Forbidden: more than one Origin header"
-        if origin is not None:
-            origins = (*self.origins, f"https://{own_domain}") if own_domain else self.origins
-            if not _origin_allowed(origin, origins):
-                return "Forbidden: Origin not allowed"
+        if origin is not None and not self.origin_allowed(origin, own_domain):
+            return "Forbidden: Origin not allowed"
         return None
+
+    def origin_allowed(self, origin: str, own_domain: str | None = None) -> bool:
+        """Whether a browser page from ``origin`` may call (and, with CORS, read) the API."""
+        origins = (*self.origins, f"https://{own_domain}") if own_domain else self.origins
+        return _origin_allowed(origin, origins)
 
 
 def _host_allowed(value: str, entries: tuple[str, ...]) -> bool:

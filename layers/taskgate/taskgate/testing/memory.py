@@ -433,17 +433,22 @@ class MemoryWorkflow:
         self.heartbeats: list[str] = []
         # Set to an exception to make the next call of that name raise it.
         self.fail_next: dict[str, Exception] = {}
+        # The stored execution ids Stop and Describe were given (None: a row without one).
+        self.addressed: list[str | None] = []
 
     def _maybe_fail(self, name: str) -> None:
         exc = self.fail_next.pop(name, None)
         if exc is not None:
             raise exc
 
-    def start(self, task_id: str, input_wait_seconds: int) -> None:
+    def execution_for(self, task_id: str) -> str:
+        return f"execution:{task_id}"
+
+    def start(self, task_id: str, input_wait_seconds: int) -> str:
         self._maybe_fail("start")
         self.started += 1
         if task_id in self.executions:
-            return  # same name, same input: idempotent, as Step Functions is
+            return self.execution_for(task_id)  # same name, same input: idempotent, as Step Functions is
         self.executions[task_id] = "RUNNING"
         store = self._complete_into
         if store is not None:
@@ -459,8 +464,9 @@ class MemoryWorkflow:
                 alive=record.kept_alive(record.created_at_ms),
             )
             self.executions[task_id] = "SUCCEEDED"
-            return
+            return self.execution_for(task_id)
         self.runnable.append(task_id)
+        return self.execution_for(task_id)
 
     def resume(self, task_token: str) -> bool:
         self._maybe_fail("resume")
@@ -477,16 +483,18 @@ class MemoryWorkflow:
         task_id = self.waiting.get(task_token)
         return task_id is not None and self.executions.get(task_id) == "RUNNING"
 
-    def stop(self, task_id: str, reason: str) -> None:
+    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
         self._maybe_fail("stop")
         self.stopped += 1
+        self.addressed.append(execution)
         if self.executions.get(task_id) == "RUNNING":
             self.executions[task_id] = "ABORTED"
             self.stop_reasons[task_id] = reason
         self.runnable = [t for t in self.runnable if t != task_id]
 
-    def status(self, task_id: str) -> str | None:
+    def status(self, task_id: str, execution: str | None = None) -> str | None:
         self._maybe_fail("status")
+        self.addressed.append(execution)
         if self._complete_into is not None:
             return "RUNNING"
         return self.executions.get(task_id)
@@ -510,7 +518,7 @@ class MemoryJobs:
         self.running[task_id] = job
         self.started.append((task_id, job.key))
 
-    def describe(self, task_id: str, job: PendingJob) -> JobProgress | None:
+    def describe(self, task_id: str, job: PendingJob, execution: str | None = None) -> JobProgress | None:
         exc = self.fail_next.pop("describe", None)
         if exc is not None:
             raise exc
@@ -519,7 +527,7 @@ class MemoryJobs:
             return None
         return self.progress.get(task_id, JobProgress("RUNNING"))
 
-    def stop(self, task_id: str, job: PendingJob, reason: str) -> None:
+    def stop(self, task_id: str, job: PendingJob, reason: str, execution: str | None = None) -> None:
         exc = self.fail_next.pop("stop", None)
         if exc is not None:
             raise exc

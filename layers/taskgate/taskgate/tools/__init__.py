@@ -9,6 +9,7 @@ from __future__ import annotations
 from .context import Answer, CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolError
 from .input import ElicitUrl, InputRefused, ListRoots, MissingCapability, Root, Sample, Sampled
 from .jobs import BatchJob, Callback, EcsTask, GlueJobRun, JobFailed, JobResult, StepFunctionsExecution
+from .needs import secret
 from .registry import Tool, ToolRegistry, registry, tool
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "ToolError",
     "ToolRegistry",
     "registry",
+    "secret",
     "tool",
 ]

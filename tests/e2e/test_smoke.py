@@ -1,0 +1,103 @@
+"""`make smoke` (scripts/smoke.py, issue 20 item 11) against the local server signed in with a
+local authorization server, as a deployer runs it against a stack; and its alarm-topic step
+against a stack in moto's CloudFormation."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.local_server import free_port, running_server
+from tests.oauth_server import LocalAuthorizationServer, serve_in_thread
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCOPE = "taskgate/tasks"
+sys.path.insert(0, str(ROOT / "scripts"))
+import smoke  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def signed_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalAuthorizationServer, str]]:
+    auth = LocalAuthorizationServer(subject="smoke-user", scopes_supported=[SCOPE])
+    with serve_in_thread(auth.app_for):
+        port = free_port()
+        resource = f"http://127.0.0.1:{port}/mcp"
+        env = {
+            "AUTH_MODE": "JWT",
+            "OAUTH_RESOURCE": resource,
+            "OAUTH_ISSUER": auth.issuer,
+            "OAUTH_SCOPES": SCOPE,
+        }
+        with running_server(tmp_path_factory.mktemp("smoke") / "server.log", port=port, **env) as url:
+            yield auth, url
+
+
+def _make_smoke(url: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["make", "-s", "smoke", f"URL={url}"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_make_smoke_passes_against_a_signed_in_server(
+    signed_in: tuple[LocalAuthorizationServer, str], say: Any
+) -> None:
+    auth, url = signed_in
+    token = auth.mint_token(aud=url)
+    done = _make_smoke(url, TASKGATE_SMOKE_TOKEN=token)
+    say("\n[make smoke]\n" + done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for step in ("sign-in metadata", "task round trip", "parked task answered", "cancel"):
+        assert f"ok   {step}" in done.stdout, step
+    assert "4 passed, 0 failed" in done.stdout
+
+
+def test_make_smoke_fails_without_a_signed_in_caller(signed_in: tuple[LocalAuthorizationServer, str]) -> None:
+    auth, url = signed_in
+    done = _make_smoke(url, TASKGATE_SMOKE_TOKEN=auth.mint_token(aud="https://elsewhere.example/mcp"))
+    assert done.returncode != 0 and "FAIL task round trip" in done.stdout, done.stdout + done.stderr
+
+
+# The stack's monitoring as far as the step reads it: the topic, named by an output.
+TEMPLATE = """
+Resources:
+  AlarmTopic:
+    Type: AWS::SNS::Topic
+Outputs:
+  AlarmTopicArn:
+    Value: !Ref AlarmTopic
+"""
+
+
+def test_the_alarm_topic_step_needs_a_confirmed_subscription(monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    from moto import mock_aws
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        cfn, sns = boto3.client("cloudformation"), boto3.client("sns")
+        for name in ("subscribed", "nobody"):
+            cfn.create_stack(StackName=name, TemplateBody=TEMPLATE)
+        outputs = cfn.describe_stacks(StackName="subscribed")["Stacks"][0]["Outputs"]
+        sns.subscribe(
+            TopicArn=outputs[0]["OutputValue"],
+            Protocol="sqs",
+            Endpoint="arn:aws:sqs:us-east-1:123456789012:ops",
+        )
+        assert "1 confirmed subscription(s) (sqs)" in smoke.alarm_topic("subscribed", cfn, sns)
+        with pytest.raises(smoke.SmokeFailure, match="nobody is subscribed"):
+            smoke.alarm_topic("nobody", cfn, sns)
