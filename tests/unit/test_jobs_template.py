@@ -1,7 +1,7 @@
 """The template gives handed-off jobs what they need and no more: the state machine starts
 and waits for exactly the jobs the Job* Parameters name (and the example pipeline); the
-API and the sweeper may only look at and stop them; the worker gets none of it; the
-callback route is open (its secret is the capability)."""
+API may look at them and stop them, the sweeper only stop them; the worker gets none of it;
+the callback route is open (its secret is the capability)."""
 
 from __future__ import annotations
 
@@ -93,12 +93,15 @@ def statements(resolver: Resolver, resource: str) -> dict[str, dict[str, Any]]:
 
 def test_with_no_jobs_named_only_the_pipeline_is_granted() -> None:
     r = Resolver(_template(), {})
-    run = statements(r, "RunJobsPolicy")
-    assert set(run) == {"ReadTheTasksOwnJobRequests"}
-    control = statements(r, "JobControlPolicy")
-    assert set(control) == {"FindSubmittedJobs", "WatchAndStopThePipeline"}
-    machine = statements(r, "TaskStateMachine")
-    assert machine["RunThePipeline"]["Resource"] == r.values["PipelineStateMachine"]
+    assert set(statements(r, "RunJobsPolicy")) == {
+        "TaskTableJobs",
+        "RunThePipeline",
+        "WatchAndStopThePipeline",
+        "SyncExecutionEvents",
+    }
+    assert statements(r, "RunJobsPolicy")["RunThePipeline"]["Resource"] == r.values["PipelineStateMachine"]
+    assert set(statements(r, "JobStatusPolicy")) == {"FindSubmittedJobs", "WatchThePipeline"}
+    assert set(statements(r, "JobStopPolicy")) == {"FindSubmittedJobs", "StopThePipeline"}
 
 
 def test_the_named_jobs_are_granted_one_by_one() -> None:
@@ -134,12 +137,17 @@ def test_the_named_jobs_are_granted_one_by_one() -> None:
     }
     assert run["RunGlueJobs"]["Resource"] == [f"arn:aws:glue:{REGION}:{ACCOUNT}:job/nightly"]
     assert "PassEcsTaskRoles" not in run  # none named
-    control = statements(r, "JobControlPolicy")
-    assert control["WatchAndStopJobExecutions"]["Resource"] == executions
-    # The API and the sweeper look and stop; they never start.
-    for statement in control.values():
+    status, stop = statements(r, "JobStatusPolicy"), statements(r, "JobStopPolicy")
+    assert status["WatchJobExecutions"]["Resource"] == stop["StopJobExecutions"]["Resource"] == executions
+    # The API and the sweeper never start a job; the status policy never stops one.
+    for statement in (*status.values(), *stop.values()):
         assert not any(
             a.endswith(("StartExecution", "SubmitJob", "RunTask", "StartJobRun")) for a in statement["Action"]
+        )
+    for statement in status.values():
+        assert not any(
+            a.endswith(("StopExecution", "TerminateJob", "StopTask", "BatchStopJobRun"))
+            for a in statement["Action"]
         )
 
 
@@ -165,7 +173,6 @@ def test_every_kind_of_job_the_state_machine_starts_is_granted() -> None:
         },
     )
     granted = {a for s in statements(r, "RunJobsPolicy").values() for a in s["Action"]}
-    granted |= {a for s in statements(r, "TaskStateMachine").values() for a in s["Action"]}
     assert {
         "states:StartExecution",
         "batch:SubmitJob",
@@ -181,12 +188,15 @@ def test_only_the_api_and_the_sweeper_control_jobs_and_the_worker_has_no_job_gra
     def managed(name: str) -> list[Any]:
         return [p for p in resources[name]["Properties"]["Policies"] if not isinstance(p, dict) or "Ref" in p]
 
-    assert {"Ref": "JobControlPolicy"} in managed("ApiFunction")
-    assert {"Ref": "JobControlPolicy"} in managed("SweeperFunction")
+    assert {"Ref": "JobStatusPolicy"} in managed("ApiFunction") and {"Ref": "JobStopPolicy"} in managed(
+        "ApiFunction"
+    )
+    assert {"Ref": "JobStopPolicy"} in managed("SweeperFunction")
+    assert {"Ref": "JobStatusPolicy"} not in managed("SweeperFunction")
     assert {"Ref": "RunJobsPolicy"} in managed("TaskStateMachine")
     # The worker's role is a resource of its own (its tools' needs): none of the jobs' policies.
     worker_role = json.dumps(resources["WorkerFunctionRole"])
-    assert "JobControlPolicy" not in worker_role and "RunJobsPolicy" not in worker_role
+    assert "Job" not in worker_role
     worker_env = resources["WorkerFunction"]["Properties"]["Environment"]["Variables"]
     assert {"PUBLIC_URL", "PIPELINE_STATE_MACHINE_ARN"} <= set(worker_env)
 

@@ -109,12 +109,43 @@ def requirements(
         return [(f"states:{operation}", "*")]  # SendTask*: IAM takes no resource for them
     if service == "secretsmanager":
         return [(f"secretsmanager:{operation}", params["SecretId"])]
+    if service in ("batch", "ecs", "glue"):
+        return _job_requirements(service, operation, params, region)
     if service == "lambda" and operation == "Invoke":
         name = params["FunctionName"]
         if not name.startswith("arn:"):
             name = f"arn:aws:lambda:{region}:{account}:function:{name}"
         return [("lambda:InvokeFunction", name)]
     return [(f"{service}:{operation}", "*")]
+
+
+def _job_requirements(
+    service: str, operation: str, params: dict[str, Any], region: str
+) -> list[tuple[str, str]]:
+    """The jobs tools hand off (domain/jobs.py): the resources IAM scopes their calls to."""
+    account = ACCOUNT
+
+    def arn(kind: str, name: str) -> str:
+        return name if name.startswith("arn:") else f"arn:aws:{service}:{region}:{account}:{kind}/{name}"
+
+    action = f"{service}:{operation}"
+    if service == "batch":
+        if operation == "SubmitJob":
+            # IAM checks SubmitJob against the queue and the job definition.
+            return [
+                (action, arn("job-queue", params["jobQueue"])),
+                (action, arn("job-definition", params["jobDefinition"])),
+            ]
+        if operation == "TerminateJob":
+            return [(action, arn("job", params["jobId"]))]
+        return [(action, "*")]  # DescribeJobs: no resource-level permissions
+    if service == "ecs":
+        if operation == "RunTask":
+            return [(action, arn("task-definition", params["taskDefinition"]))]
+        cluster = str(params.get("cluster", "default")).rsplit("/", 1)[-1]
+        tasks = params.get("tasks") or [params.get("task", "")]
+        return [(action, arn("task", t if "/" in t else f"{cluster}/{t}")) for t in tasks]
+    return [(action, arn("job", params["JobName"]))]  # glue: StartJobRun, GetJobRun(s), BatchStopJobRun
 
 
 def install(directory: Path) -> None:
