@@ -23,7 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .ending import TaskEnder
 from .errors import TransitionRejected
+from .jobs import CallbackSlot
 from .limits import MAX_STATUS_MESSAGE_BYTES, cut, json_size
+from .model import TaskRecord
 from .ports import Clock, TaskStore, Workflow
 
 logger = logging.getLogger(__name__)
@@ -82,15 +84,10 @@ class CallbackService:
         # The secret first: without it nothing about the task (not even that it exists) is said.
         if record is None or slot is None or not hmac.compare_digest(slot.secret_hash, hash_secret(secret)):
             return _refused(404, "No such callback.")
-        if record.status.terminal:
-            return _refused(
-                410, f"The task has ended ({record.status.value}); this callback changes nothing."
-            )
-        if slot.key in record.job_outcomes:
-            return _refused(410, "This callback URL has been used.")
         now = self._clock()
-        if slot.expires_at_ms <= now:
-            return _refused(410, "This callback URL has expired.")
+        refused = _refusal(record, slot, now)
+        if refused is not None:
+            return refused
         try:
             delivery = Delivery.model_validate(body)
         except ValidationError as exc:
@@ -100,20 +97,26 @@ class CallbackService:
             return _refused(400, f"Invalid callback: {problems}")
         if json_size(delivery.output) > MAX_CALLBACK_OUTPUT_BYTES:
             return _refused(413, f"The output is larger than {MAX_CALLBACK_OUTPUT_BYTES} bytes.")
-        alive = record.kept_alive(now)
-        h = slot.secret_hash
         if delivery.status == "heartbeat":
-            message = cut(
-                delivery.message or _fraction(delivery) or "The callback's system is working.",
-                MAX_STATUS_MESSAGE_BYTES,
+            return self._heartbeat(record, slot, delivery, now)
+        return self._outcome(record, slot, delivery, now)
+
+    def _heartbeat(self, record: TaskRecord, slot: CallbackSlot, delivery: Delivery, now: int) -> Reply:
+        message = cut(
+            delivery.message or _fraction(delivery) or "The callback's system is working.",
+            MAX_STATUS_MESSAGE_BYTES,
+        )
+        try:
+            self._store.note_job_status(
+                record.task_id, slot.key, message, now, record.kept_alive(now), secret_hash=slot.secret_hash
             )
-            try:
-                self._store.note_job_status(task_id, slot.key, message, now, alive, secret_hash=h)
-            except TransitionRejected:
-                return _refused(410, "This callback is no longer awaited.")
-            if slot.token:
-                self._workflow.heartbeat(slot.token)
-            return Reply(200, {"status": "accepted"})
+        except TransitionRejected:
+            return _refused(410, "This callback is no longer awaited.")
+        if slot.token:
+            self._workflow.heartbeat(slot.token)
+        return Reply(200, {"status": "accepted"})
+
+    def _outcome(self, record: TaskRecord, slot: CallbackSlot, delivery: Delivery, now: int) -> Reply:
         if delivery.status == "succeeded":
             outcome: dict[str, Any] = {"ok": True, "output": delivery.output}
         else:
@@ -122,7 +125,9 @@ class CallbackService:
                 "Cause": delivery.message or "The outside system reported a failure.",
             }
         try:
-            token = self._store.record_job_outcome(task_id, slot.key, outcome, now, alive, secret_hash=h)
+            token = self._store.record_job_outcome(
+                record.task_id, slot.key, outcome, now, record.kept_alive(now), secret_hash=slot.secret_hash
+            )
         except TransitionRejected:
             # Another delivery, a cancel or the deadline landed first.
             return _refused(410, "This callback is no longer awaited.")
@@ -131,6 +136,17 @@ class CallbackService:
             self._ender.fail(record, "The task's execution ended while it waited for the callback.")
         # Not parked yet: the state machine finds the outcome when it comes to wait.
         return Reply(200, {"status": "accepted"})
+
+
+def _refusal(record: TaskRecord, slot: CallbackSlot, now: int) -> Reply | None:
+    """Why a delivery with the right secret is refused now, if it is (410: it was good once)."""
+    if record.status.terminal:
+        return _refused(410, f"The task has ended ({record.status.value}); this callback changes nothing.")
+    if slot.key in record.job_outcomes:
+        return _refused(410, "This callback URL has been used.")
+    if slot.expires_at_ms <= now:
+        return _refused(410, "This callback URL has expired.")
+    return None
 
 
 def _fraction(delivery: Delivery) -> str | None:

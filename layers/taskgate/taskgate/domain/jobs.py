@@ -213,6 +213,39 @@ def _lower_keys(value: Any) -> Any:
     return value
 
 
+def _execution_reason(d: dict[str, Any]) -> list[str]:
+    # DescribeExecution of the child: its own error and cause.
+    return [str(d[k]) for k in ("status", "error", "cause") if d.get(k)]
+
+
+def _batch_reason(d: dict[str, Any]) -> list[str]:
+    found = d.get("container")
+    container: dict[str, Any] = found if isinstance(found, dict) else {}
+    parts = [str(d[k]) for k in ("status", "statusreason") if d.get(k)]
+    if container.get("exitcode") not in (None, 0):
+        parts.append(f"exit code {container['exitcode']}")
+    if container.get("reason"):
+        parts.append(str(container["reason"]))
+    return parts
+
+
+def _glue_reason(d: dict[str, Any]) -> list[str]:
+    return [str(d[k]) for k in ("jobrunstate", "errormessage") if d.get(k)]
+
+
+def _ecs_reason(d: dict[str, Any]) -> list[str]:
+    return [str(d[k]) for k in ("laststatus", "stoppedreason", "stopcode") if d.get(k)]
+
+
+# What each service's description of a failed job says, in the order a person reads it.
+_REASONS = {
+    JobKind.EXECUTION: _execution_reason,
+    JobKind.BATCH: _batch_reason,
+    JobKind.GLUE: _glue_reason,
+    JobKind.ECS: _ecs_reason,
+}
+
+
 def _reason(kind: JobKind, cause: Any) -> str | None:
     """A readable reason from a failure's Cause: the services' own words where the Cause
     is their description of the job (JSON), the Cause itself otherwise."""
@@ -226,22 +259,8 @@ def _reason(kind: JobKind, cause: Any) -> str | None:
             return cut(cause, MAX_REASON_BYTES)
     if not isinstance(parsed, dict):
         return cut(str(cause), MAX_REASON_BYTES)
-    d = _lower_keys(parsed)
-    parts: list[str] = []
-    if kind is JobKind.EXECUTION:
-        # DescribeExecution of the child: its own error and cause.
-        parts = [str(d[k]) for k in ("status", "error", "cause") if d.get(k)]
-    elif kind is JobKind.BATCH:
-        container = d.get("container") if isinstance(d.get("container"), dict) else {}
-        parts = [str(d[k]) for k in ("status", "statusreason") if d.get(k)]
-        if container.get("exitcode") not in (None, 0):
-            parts.append(f"exit code {container['exitcode']}")
-        if container.get("reason"):
-            parts.append(str(container["reason"]))
-    elif kind is JobKind.GLUE:
-        parts = [str(d[k]) for k in ("jobrunstate", "errormessage") if d.get(k)]
-    elif kind is JobKind.ECS:
-        parts = [str(d[k]) for k in ("laststatus", "stoppedreason", "stopcode") if d.get(k)]
+    read = _REASONS.get(kind)
+    parts = read(_lower_keys(parsed)) if read is not None else []
     text = "; ".join(parts) if parts else json.dumps(parsed, ensure_ascii=False)
     return cut(text, MAX_REASON_BYTES)
 

@@ -64,6 +64,14 @@ def requirements(
     service: str, operation: str, params: dict[str, Any], region: str, error: str | None = None
 ) -> list[tuple[str, str]]:
     """The (IAM action, resource ARN) pairs one call needs."""
+    if service in ("batch", "ecs", "glue"):
+        return _job_requirements(service, operation, params, region)
+    return _taskgate_requirements(service, operation, params, region, error)
+
+
+def _taskgate_requirements(
+    service: str, operation: str, params: dict[str, Any], region: str, error: str | None
+) -> list[tuple[str, str]]:
     account = ACCOUNT
 
     def table(name: str, index: str | None = None) -> str:
@@ -109,8 +117,6 @@ def requirements(
         return [(f"states:{operation}", "*")]  # SendTask*: IAM takes no resource for them
     if service == "secretsmanager":
         return [(f"secretsmanager:{operation}", params["SecretId"])]
-    if service in ("batch", "ecs", "glue"):
-        return _job_requirements(service, operation, params, region)
     if service == "lambda" and operation == "Invoke":
         name = params["FunctionName"]
         if not name.startswith("arn:"):
