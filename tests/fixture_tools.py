@@ -353,5 +353,7 @@ def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
     # moto's own records, not an AWS call: this test-only tool needs no grant of the stack's.
     arn = os.environ["PIPELINE_STATE_MACHINE_ARN"]
     _, _, _, region, account, *_ = arn.split(":")
-    runs = get_backend(account, region).list_executions(arn)
+    found = get_backend(account, region).list_executions(arn)
+    # Paginated in moto's parser backend: (executions, next token).
+    runs = found[0] if isinstance(found, tuple) else found
     return {"runs": [{"name": r.name, "status": r.status} for r in runs]}
