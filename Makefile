@@ -13,7 +13,9 @@ setup:
 # `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
 # (default taskgate_tools). `make serve TOOL_MODULES=taskgate_tools` serves what deploys.
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
-SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+# The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
+TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
+SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 serve: setup
 	$(SERVE)
 

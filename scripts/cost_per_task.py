@@ -25,6 +25,13 @@ a 2025-11-25 client on its call's own stream, resumed piece by piece behind the 
 compare, the same work as a task polled every second. The worker's 45 s are the same in
 all three and priced in each.
 
+Three more rows compare waiting an hour on a job that runs elsewhere (a Batch job, a
+child workflow, a partner's webhook): handed off (``ctx.hand_off``: the state machine
+waits natively, nothing of taskgate runs; measured from a real hand-off of the example
+pipeline, whose cost does not grow with the wait), against the same hour in a worker that
+holds its Lambda (four 15-minute steps) or one that polls the job every minute (a step a
+minute). The client's own polling is left out of all three: it is the same for each.
+
     python scripts/cost_per_task.py [--json out.json] [--only NAME]
 """
 
@@ -531,6 +538,39 @@ def _wait_store(task_id: str) -> None:
 
 
 HOUR_SCENARIOS = ("polls tasks/get for an hour", "waits on tasks/result for an hour")
+HANDED_OFF = "hands a job off, waits an hour"
+# A worker waiting on a job itself, for comparison (the same prices, the durations stated):
+# holding its Lambda the whole hour, in four steps of 15 minutes (Lambda's longest), or
+# checking the job once a minute, a short step each time.
+HELD_STEP = {"ms": 900_000, "mb": 1024}
+HELD_STEPS = 4
+POLL_STEPS = 60
+
+
+def worker_rows(handed_off: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same hour in a worker that holds or polls, priced like the measured rows: the
+    task's own writes (create, result) as the hand-off measured them, less its job's."""
+    gb_s = lambda spec: spec["ms"] / 1000 * spec["mb"] / 1024  # noqa: E731
+    base = {"api_requests": handed_off["api_requests"], "api_held_seconds": 0, "rcu": handed_off["rcu"]}
+    held = {
+        **base,
+        "scenario": "worker holds its Lambda the hour",
+        # RunTool, then RunTool again after each checkpoint that ran short of time.
+        "transitions": HELD_STEPS,
+        "worker_invocations": HELD_STEPS,
+        "worker_gb_seconds": HELD_STEPS * gb_s(HELD_STEP),
+        "wcu": 2 + HELD_STEPS - 1,  # the row, a checkpoint per extra step, the result
+    }
+    polled = {
+        **base,
+        "scenario": "worker polls the job each minute",
+        # A step a minute: RunTool, then a Wait of 60 s before the next.
+        "transitions": 2 * POLL_STEPS,
+        "worker_invocations": POLL_STEPS,
+        "worker_gb_seconds": POLL_STEPS * gb_s(WORKER_STEP),
+        "wcu": 2 + POLL_STEPS,  # a checkpoint per look
+    }
+    return [held, polled]
 
 
 def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
@@ -597,6 +637,12 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
                 time.sleep(0.3)
             rpc("tasks/cancel", {"taskId": task_id})
             rpc("tasks/get", {"taskId": task_id})
+        elif name == HANDED_OFF:
+            # The pipeline with no time in its stages: what a hand-off costs does not grow
+            # with the wait (Step Functions waits natively; nothing is invoked or written).
+            task_id = rpc("tools/call", {"name": "run_pipeline", "arguments": {"stage_seconds": 0}})["taskId"]
+            with paused(meter):
+                wait(task_id, {"completed"}, [])
         elif name == "polled 20 times":
             task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 2}})["taskId"]
             for _ in range(20):
@@ -644,11 +690,12 @@ def paused(meter: Meter) -> Iterator[None]:
 def price(row: dict[str, Any]) -> dict[str, float]:
     gb_s = lambda spec: spec["ms"] / 1000 * spec["mb"] / 1024  # noqa: E731
     worker_step = {**WORKER_STEP, "ms": max(WORKER_STEP["ms"], row.get("worker_seconds", 0) * 1000)}
+    worker_gb_s = row.get("worker_gb_seconds", row["worker_invocations"] * gb_s(worker_step))
     front = PRICES["rest_api_request"] if row.get("rest_api") else PRICES["http_api_request"]
     parts = {
         "step_functions": row["transitions"] * PRICES["transition"],
-        "worker_lambda": row["worker_invocations"]
-        * (PRICES["lambda_request"] + gb_s(worker_step) * PRICES["lambda_gb_second_arm"]),
+        "worker_lambda": row["worker_invocations"] * PRICES["lambda_request"]
+        + worker_gb_s * PRICES["lambda_gb_second_arm"],
         "api": row["api_requests"]
         * (front + PRICES["lambda_request"] + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"])
         + row.get("api_held_seconds", 0) * API_REQUEST["mb"] / 1024 * PRICES["lambda_gb_second_arm"],
@@ -678,6 +725,7 @@ def main() -> int:
         "cancelled",
         "polled 20 times",
         *HOUR_SCENARIOS,
+        HANDED_OFF,
         *PLAIN_SCENARIOS,
     )
     for scenario in scenarios:
@@ -695,15 +743,23 @@ def main() -> int:
             runtime.stop()
         row["usd_per_million"] = price(row)
         rows.append(row)
+        if scenario == HANDED_OFF:
+            for compared in worker_rows(row):
+                compared["usd_per_million"] = price(compared)
+                compared.setdefault("status", "computed")
+                compared.setdefault("states", [])
+                compared.setdefault("dynamodb_ops", {})
+                compared.setdefault("item_bytes", 0)
+                rows.append(compared)
 
     print(
-        f"{'scenario':<34} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'API held s':>10} {'WCU':>5} "
+        f"{'scenario':<42} {'transitions':>11} {'worker inv.':>11} {'API req.':>8} {'API held s':>10} {'WCU':>5} "
         f"{'RCU':>7} {'item B':>7} {'SFN $':>7} {'Lambda $':>9} {'API $':>9} {'DDB $':>7} {'total $/M tasks':>15}"
     )
     for r in rows:
         p = r["usd_per_million"]
         print(
-            f"{r['scenario']:<34} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
+            f"{r['scenario']:<42} {r['transitions']:>11} {r['worker_invocations']:>11} {r['api_requests']:>8} "
             f"{r['api_held_seconds']:>10g} {r['wcu']:>5g} {r['rcu']:>7g} {r['item_bytes']:>7} "
             f"{p['step_functions']:>7.2f} {p['worker_lambda']:>9.2f} {p['api']:>9.2f} {p['dynamodb']:>7.2f} "
             f"{sum(p.values()):>15.2f}"
@@ -711,7 +767,20 @@ def main() -> int:
     print()
     for r in rows:
         print(f"{r['scenario']}: {' -> '.join(r['states'])}; DynamoDB ops {r['dynamodb_ops']}")
-    print(f"\nprices: {PRICES}\nassumed durations: worker step {WORKER_STEP}, API request {API_REQUEST}")
+    by_name = {r["scenario"]: r for r in rows}
+    if HANDED_OFF in by_name:
+        mine = sum(by_name[HANDED_OFF]["usd_per_million"].values())
+        print()
+        for other in worker_rows(by_name[HANDED_OFF]):
+            theirs = sum(by_name[other["scenario"]]["usd_per_million"].values())
+            print(
+                f"an hour's wait on a job, handed off: ${mine / 1e6:.6f} a task; a worker that "
+                f"{other['scenario'].split(' ', 1)[1]}: ${theirs / 1e6:.6f} (handed off is 1/{theirs / mine:.0f} of it)"
+            )
+    print(
+        f"\nprices: {PRICES}\nassumed durations: worker step {WORKER_STEP}, API request {API_REQUEST}; "
+        f"for comparison, a held step {HELD_STEP} ({HELD_STEPS} an hour), a polling step {WORKER_STEP} ({POLL_STEPS} an hour)"
+    )
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

@@ -118,6 +118,16 @@ class World:
         """One RunTool step, then what the state machine does with its outcome."""
         return self.memory.step(self.worker, task_id)
 
+    def finish_job(
+        self, task_id: str, output: Any = None, *, error: str | None = None, cause: str = ""
+    ) -> None:
+        """The job the task waits on ends (``error``: failed so); see ``Memory.finish_job``."""
+        self.memory.finish_job(task_id, output, error=error, cause=cause)
+
+    def job_request(self, task_id: str) -> dict[str, Any]:
+        """What the state machine would start the task's job with (its jobRequest)."""
+        return self.store.job_requests[task_id]
+
     def settle(self, max_steps: int = 100) -> None:
         """Run every queued execution until each has finished or parked."""
         self.memory.settle(self.worker, max_steps)

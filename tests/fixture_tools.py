@@ -195,6 +195,8 @@ class LongInput(BaseModel):
     steps: int = Field(default=5, ge=0, le=1000)
     ask: bool = False
     check_cancelled: bool = False
+    # After its steps, hand a state machine's execution off (the task waits on it).
+    hand_off_to: str = ""
 
 
 @tool(
@@ -212,6 +214,10 @@ def long_job(args: LongInput, ctx: ToolContext) -> str:
         ctx.progress(f"step {step}", progress=step, total=args.steps)
         if args.check_cancelled and ctx.cancelled():
             return "stopped early"
+    if args.hand_off_to:
+        from taskgate.tools import StepFunctionsExecution
+
+        ctx.hand_off("child", StepFunctionsExecution(args.hand_off_to, {}))
     return f"long job done after {args.steps} steps"
 
 
@@ -280,3 +286,116 @@ def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
         raise
     _keep_run_state(args.run, state="completed", beats=ticks, **state)
     return f"long_work {args.run} finished after {args.seconds:g} seconds"
+
+
+# -- jobs handed off (taskgate.tools.jobs) ---------------------------------------------
+
+# The callback URLs the callback fixture handed out, by task id: the tests play the outside system.
+CALLBACK_URLS: dict[str, list[str]] = {}
+# How many times each job fixture's tool ran, by task id: a tool runs again after each
+# job, and must never start a job twice.
+JOB_RUNS: dict[str, int] = {}
+
+
+def _count_run(ctx: ToolContext) -> None:
+    JOB_RUNS[ctx.task_id or ""] = JOB_RUNS.get(ctx.task_id or "", 0) + 1
+
+
+class ChildInput(BaseModel):
+    state_machine_arn: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    check: bool = True
+
+
+@tool(description="Run another state machine and return its output.", task_support="required")
+def wait_for_child(args: ChildInput, ctx: ToolContext) -> dict[str, Any]:
+    from taskgate.tools import StepFunctionsExecution
+
+    _count_run(ctx)
+    result = ctx.hand_off(
+        "child", StepFunctionsExecution(args.state_machine_arn, args.input), check=args.check
+    )
+    return {"ok": result.ok, "output": result.output, "error": result.error, "reason": result.reason}
+
+
+@tool(description="Run another state machine twice, with a question between.", task_support="required")
+def two_children(args: ChildInput, ctx: ToolContext) -> dict[str, Any]:
+    from taskgate.tools import Elicit, StepFunctionsExecution
+
+    _count_run(ctx)
+    first = ctx.hand_off("first", StepFunctionsExecution(args.state_machine_arn, {"n": 1}))
+    again = ctx.ask("again", Elicit("Run it again?", {"go": {"type": "boolean"}}))
+    if not again.accepted:
+        return {"first": first.output}
+    second = ctx.hand_off("second", StepFunctionsExecution(args.state_machine_arn, {"n": 2}))
+    return {"first": first.output, "second": second.output}
+
+
+class CallbackInput(BaseModel):
+    timeout_seconds: int | None = None
+    heartbeat_seconds: int | None = None
+
+
+@tool(
+    description="Wait for an outside system to call back, and return what it sent.", task_support="required"
+)
+def wait_for_callback(args: CallbackInput, ctx: ToolContext) -> dict[str, Any]:
+    from taskgate.tools import Callback
+
+    _count_run(ctx)
+    task_id = ctx.task_id or ""
+
+    def send(url: str) -> None:
+        CALLBACK_URLS.setdefault(task_id, []).append(url)
+
+    job = Callback(send=send, timeout_seconds=args.timeout_seconds, heartbeat_seconds=args.heartbeat_seconds)
+    result = ctx.hand_off("partner", job)
+    return {"output": result.output}
+
+
+class JobInput(BaseModel):
+    kind: str = Field(pattern="^(batch|ecs|glue)$")
+    # The Batch job queue, the ECS cluster or the Glue job.
+    target: str
+    # The Batch job definition or the ECS task definition.
+    definition: str = ""
+    subnets: list[str] = Field(default_factory=list)
+    security_groups: list[str] = Field(default_factory=list)
+
+
+@tool(
+    description="Run a Batch job, an ECS task or a Glue job and return how it ended.", task_support="optional"
+)
+def run_job(args: JobInput, ctx: ToolContext) -> dict[str, Any]:
+    from taskgate.tools import BatchJob, EcsTask, GlueJobRun
+
+    _count_run(ctx)
+    job: BatchJob | EcsTask | GlueJobRun
+    if args.kind == "batch":
+        job = BatchJob(args.target, args.definition, parameters={"day": "2027-01-15"})
+    elif args.kind == "ecs":
+        job = EcsTask(args.target, args.definition, args.subnets, args.security_groups)
+    else:
+        job = GlueJobRun(args.target, {"--day": "2027-01-15"})
+    result = ctx.hand_off("job", job)
+    return {"output": result.output}
+
+
+@tool(
+    description="The example pipeline's executions and their status, as the server's AWS knows them.",
+    task_support="forbidden",
+)
+def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
+    """For end-to-end tests: whether a cancel stopped the child execution (the server's
+    AWS is moto, inside the server's own process)."""
+    import os
+
+    from moto.stepfunctions.responses import get_backend
+
+    # moto's own records, not an AWS call: this test-only tool needs no grant of the stack's.
+    arn = os.environ["PIPELINE_STATE_MACHINE_ARN"]
+    _, _, _, region, account, *_ = arn.split(":")
+    found = get_backend(account, region).list_executions(arn)
+    # Paginated in moto's parser backend: (executions, next token).
+    runs = found[0] if isinstance(found, tuple) else found
+    return {"runs": [{"name": r.name, "status": r.status} for r in runs]}

@@ -15,6 +15,7 @@ from typing import Any
 
 from taskgate.local.aws_calls import ACCOUNT
 from taskgate.local.runtime import (
+    PIPELINE_NAME,
     REGION,
     REQUEST_STATE_SECRET,
     RESULT_BUCKET,
@@ -47,6 +48,8 @@ LOCAL: dict[tuple[str, str | None], str] = {
     ("TaskStateMachine", None): f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}*",
     ("TaskStateMachine", "Name"): f"{STATE_MACHINE_NAME}*",
     ("WorkerFunction", None): WORKER_NAME,
+    ("PipelineStateMachine", None): f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{PIPELINE_NAME}",
+    ("PipelineStateMachine", "Name"): PIPELINE_NAME,
     ("RequestStateSecret", None): _secret(REQUEST_STATE_SECRET),
     ("SignInKeySecret", None): _secret(SIGN_IN_KEY_SECRET),
 }
@@ -60,6 +63,12 @@ STAND_INS = [
 # Grants no call of ours makes, and why they are there.
 SERVICE_SIDE = {
     ("TaskStateMachine", "CloudWatchLogsDelivery"): "Step Functions sets up its log delivery with them",
+    # The .sync integrations: Step Functions waits through EventBridge rules it manages, passes
+    # an ECS task's roles to ECS, and stops a job when the execution waiting for it is stopped.
+    ("TaskStateMachine", "SyncExecutionEvents"): "Step Functions' managed rule for startExecution.sync",
+    ("TaskStateMachine", "SyncBatchEvents"): "Step Functions' managed rule for submitJob.sync",
+    ("TaskStateMachine", "SyncEcsEvents"): "Step Functions' managed rule for runTask.sync",
+    ("TaskStateMachine", "PassEcsTaskRoles"): "Step Functions passes the task's roles to ECS",
 }
 # Granted for a path of ours that the tests do not reach, and why the path exists.
 RARE = {
@@ -67,6 +76,25 @@ RARE = {
         "WorkerFunction",
         "s3:DeleteObject",
     ): "a result written for a task cancelled meanwhile is discarded (results.discard)",
+    # Stopping a job the state machine started: AWS does it when the execution waiting for it
+    # is stopped (moto does not); taskgate stops it itself as well.
+    ("TaskStateMachine", "states:StopExecution"): "AWS stops a .sync child when its parent is stopped",
+    ("TaskStateMachine", "batch:TerminateJob"): "AWS stops a .sync job when its execution is stopped",
+    ("TaskStateMachine", "ecs:StopTask"): "AWS stops a .sync task when its execution is stopped",
+    ("TaskStateMachine", "glue:BatchStopJobRun"): "AWS stops a .sync run when its execution is stopped",
+    ("TaskStateMachine", "glue:GetJobRuns"): "the Glue .sync integration's own look at its runs",
+    # moto's Batch runs a job to its end as it is submitted, and moto's Glue has no
+    # BatchStopJobRun: a stop midway is on the fakes (tests/unit/test_jobs.py).
+    ("ApiFunction", "batch:TerminateJob"): "a cancel of a task waiting on a Batch job",
+    ("ApiFunction", "glue:BatchStopJobRun"): "a cancel of a task waiting on a Glue run",
+    ("ApiFunction", "batch:DescribeJobs"): "tasks/get of a task waiting on a Batch job still running",
+    ("ApiFunction", "glue:GetJobRun"): "tasks/get of a task waiting on a Glue run still running",
+    ("SweeperFunction", "states:GetExecutionHistory"): "the id of a Batch job, ECS task or Glue run to stop",
+    # The sweeper stops what outlives its task's deadline: the pipeline is (test_jobs.py);
+    # the other kinds are on the fakes.
+    ("SweeperFunction", "batch:TerminateJob"): "a Batch job past its task's deadline",
+    ("SweeperFunction", "ecs:StopTask"): "an ECS task past its task's deadline",
+    ("SweeperFunction", "glue:BatchStopJobRun"): "a Glue run past its task's deadline",
 }
 
 
@@ -133,10 +161,19 @@ def statements(parameters: dict[str, str] | None = None) -> dict[str, list[State
         return LOCAL[(name, attribute)]
 
     evaluator = Evaluator(translated, parameters, resource=resource)
+    resources = translated["Resources"]
     out: dict[str, list[Statement]] = {}
     for function, role in ROLES.items():
         found: list[Statement] = []
-        for policy in evaluator.value(translated["Resources"][role]["Properties"].get("Policies", [])):
+        properties = resources[role]["Properties"]
+        policies = list(evaluator.value(properties.get("Policies", [])))
+        # The stack's own managed policies the role names (its job grants).
+        for arn in properties.get("ManagedPolicyArns", []):
+            name = arn.get("Ref") if isinstance(arn, dict) else None
+            if name in resources and resources[name]["Type"] == "AWS::IAM::ManagedPolicy":
+                document = evaluator.value(resources[name]["Properties"]["PolicyDocument"])
+                policies.append({"PolicyName": name, "PolicyDocument": document})
+        for policy in policies:
             for index, s in enumerate(policy["PolicyDocument"]["Statement"]):
                 if s.get("Effect") != "Allow":
                     continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from taskgate.domain.errors import TransitionRejected
+from taskgate.domain.jobs import JobKind, PendingJob
 from taskgate.domain.model import Expiry, Outcome, TaskStatus
 from taskgate.domain.progress import ProgressReport
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, target
@@ -20,6 +21,10 @@ ALL_STATUSES = list(TaskStatus)
 CASES = [(op, status) for op in Op for status in ALL_STATUSES]
 QUESTIONS = {"q1": {"method": "elicitation/create", "params": {"message": "one?"}}, "q2": {"method": "x"}}
 TOKEN = "token-1"
+# Active seeds wait on this job (as after a hand-off): the job operations have one to act on.
+JOB = PendingJob(
+    "job-1", JobKind.EXECUTION, "arn:aws:states:us-east-1:123456789012:stateMachine:m", "c", 0, 1
+)
 
 
 NOW = 1_800_000_000_000
@@ -27,9 +32,11 @@ ALIVE = Expiry(expires_at_ms=NOW + 60_000, ttl_ms=60_000)
 ANSWERING: dict[str, Any] = {"task_token": TOKEN, "now_ms": NOW, "alive": ALIVE, "max_answer_bytes": 65_536}
 
 
-def run_op(store: Any, op: Op, task_id: str, park: Callable[[str], bool]) -> bool:
-    """``op`` through the TaskStore port (``park``: however the store under test
-    parks a task, as the state machine's AwaitInput does); True when accepted."""
+def run_op(
+    store: Any, op: Op, task_id: str, park: Callable[[str], bool], wait: Callable[[str], bool]
+) -> bool:
+    """``op`` through the TaskStore port (``park``, ``wait``: however the store under test
+    parks a task, as the state machine's AwaitInput and AwaitCallback do); True when accepted."""
     try:
         if op is Op.PROGRESS:
             store.report_progress(task_id, ProgressReport("m", None, 1, (), 0), NOW, ALIVE)
@@ -61,6 +68,15 @@ def run_op(store: Any, op: Op, task_id: str, park: Callable[[str], bool]) -> boo
             )
         elif op is Op.CANCEL:
             store.cancel(task_id, "m", NOW, ALIVE)
+        elif op is Op.HAND_OFF:
+            job = PendingJob("job-2", JobKind.CALLBACK, "", None, NOW, NOW + 60_000)
+            store.hand_off(task_id, job, {"key": "job-2"}, NOW, ALIVE)
+        elif op is Op.WAIT:
+            return wait(task_id)
+        elif op is Op.JOB_DONE:
+            store.record_job_outcome(task_id, JOB.key, {"ok": True, "output": 1}, NOW, ALIVE)
+        elif op is Op.JOB_STATUS:
+            store.note_job_status(task_id, JOB.key, "m", NOW, ALIVE)
     except TransitionRejected:
         return False
     return True
@@ -71,7 +87,7 @@ class StoreUnderTest(Protocol):
 
     def seed(self, status: TaskStatus) -> str:
         """A task in ``status``; parked ones have QUESTIONS outstanding on TOKEN,
-        working ones have QUESTIONS stored (as after an ask)."""
+        working ones have QUESTIONS stored (as after an ask); active ones wait on JOB."""
 
     def apply(self, op: Op, task_id: str) -> bool:
         """Run ``op``; True when the store accepted it."""

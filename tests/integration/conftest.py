@@ -26,6 +26,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedAws]:
     monkeypatch.setenv("TOOL_MODULES", EXAMPLE_TOOL_MODULES)
     # Short streams keep the tests quick; resumption is what is under test.
     monkeypatch.setenv("STREAM_MAX_SECONDS", "1.5")
+    # Callback URLs point at the tests' own client (the http fixture).
+    monkeypatch.setenv("PUBLIC_URL", "http://localhost")
     runtime = EmbeddedAws().start()
     yield runtime
     runtime.stop()
@@ -56,6 +58,7 @@ def http(aws: EmbeddedAws) -> Iterator[TestClient]:
         lambda: wiring.root().server,
         anonymous_owner=settings.anonymous_owner,
         max_body_bytes=settings.max_body_bytes,
+        callbacks=lambda: wiring.root().callbacks,
     )
     with TestClient(DevAuthMiddleware(app, DEV_TOKENS), base_url="http://localhost") as client:
         yield client

@@ -20,7 +20,12 @@ from taskgate.adapters import aws_clients, botocore_trim
 ADAPTERS = Path(aws_clients.__file__).parent
 CLIENT_ATTR = {"_ddb": "dynamodb", "_sfn": "stepfunctions", "_s3": "s3"}
 # Adapters whose client is a factory called as self._client().
-FACTORY_CLIENTS = {"secrets.py": "secretsmanager"}
+FACTORY_CLIENTS = {
+    "secrets.py": "secretsmanager",
+    "batch_jobs.py": "batch",
+    "ecs_tasks.py": "ecs",
+    "glue_jobs.py": "glue",
+}
 
 
 @pytest.fixture(scope="module")

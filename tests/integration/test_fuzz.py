@@ -149,6 +149,8 @@ TOOL_ARGS: dict[str, dict[str, Any]] = {
     "test_reconnection": {},
     "orders_report": {"year": 2025, "orders": 100},
     "archive_orders": {"year": 2025, "orders": 100, "before": "2025-02-01", "batch_size": 100},
+    # A child execution of the example pipeline, each stage done at once.
+    "run_pipeline": {"stage_seconds": 0, "source": "s3://fuzz/"},
     "test_simple_text": {},
     "test_image_content": {},
     "test_audio_content": {},

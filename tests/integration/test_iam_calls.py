@@ -22,6 +22,18 @@ from tests.mcp_client import Legacy
 
 assert fixture_tools  # registers big_result and big_text
 
+# The jobs the Job* Parameters would name: the stand-ins tests/integration/test_jobs.py makes
+# in moto (a Batch queue and definition, an ECS cluster and task definition, a Glue job).
+_AWS = "arn:aws:{}:us-east-1:123456789012:{}"
+JOBS = {
+    "JobBatchQueueArns": _AWS.format("batch", "job-queue/q"),
+    "JobBatchDefinitionArns": _AWS.format("batch", "job-definition/nightly:*"),
+    "JobEcsClusterArns": _AWS.format("ecs", "cluster/jobs"),
+    "JobEcsTaskDefinitionArns": _AWS.format("ecs", "task-definition/etl:*"),
+    "JobEcsRoleArns": _AWS.format("iam", "role/etl").replace(":us-east-1:", "::"),
+    "JobGlueJobArns": _AWS.format("glue", "job/nightly"),
+}
+
 
 def _one_of_everything(aws: EmbeddedAws, legacy: Legacy) -> None:
     from tests.sse import over_streams
@@ -44,6 +56,16 @@ def _one_of_everything(aws: EmbeddedAws, legacy: Legacy) -> None:
         alice.wait(task_id, timeout=20)
     assert alice.get(big)["result"]["content"][0]["text"]
     over_streams(legacy, "tools/call", {"name": "big_text", "arguments": {"kilobytes": 40}})
+    # A job handed off (the example pipeline): the state machine starts and waits for it,
+    # tasks/get reads its status, a cancel stops it.
+    piped = alice.call("run_pipeline", {"stage_seconds": 0})["taskId"]
+    stopped = alice.call("run_pipeline", {"stage_seconds": 30})["taskId"]
+    alice.wait(stopped, {"working"})
+    deadline = time.monotonic() + 10
+    while "in state" not in alice.get(stopped).get("statusMessage", "") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alice.result("tasks/cancel", {"taskId": stopped})
+    alice.wait(piped, timeout=20)
     time.sleep(0.2)
     wiring.root().sweeper.sweep()
 
@@ -60,7 +82,7 @@ def test_every_aws_call_is_allowed_by_its_functions_policy(
     calls = aws_calls.read(directory)
     functions = {c["function"] for c in calls}
     assert {"ApiFunction", "WorkerFunction", "SweeperFunction", "TaskStateMachine"} <= functions, functions
-    report = check(calls)
+    report = check(calls, JOBS)
     unused = "\n".join(f"  {f:16} {sid:26} {a:24} {why}" for f, sid, a, why in report.unused) or "  (none)"
     request.config.stash[REPORT] = (
         f"{len(calls)} calls recorded; {len(report.rows)} distinct (function, operation, resource)\n"

@@ -62,3 +62,27 @@ def test_waiting_on_a_2025_stream_costs_what_polling_costs() -> None:
     extra = sum(cost.price(waits).values()) - sum(cost.price(polls).values())
     once = 2 * cost.PRICES["ddb_wru"] + cost.PRICES["ddb_rru"]
     assert extra <= once * 1_000_000 + 1e-9  # $ per million tasks
+
+
+def test_an_hours_wait_handed_off_costs_under_a_hundredth_of_a_held_worker() -> None:
+    """Issue 22: a job handed off is waited for natively. Its cost is six states, two short
+    worker steps and a few writes whatever the wait; a worker that holds its Lambda for the
+    hour costs three hundred times that."""
+    spec = importlib.util.spec_from_file_location("cost_per_task", ROOT / "scripts" / "cost_per_task.py")
+    assert spec and spec.loader
+    cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost)
+    from taskgate.local.runtime import EmbeddedAws
+
+    runtime = EmbeddedAws().start()
+    try:
+        row = cost.run_scenario(cost.HANDED_OFF, runtime)
+    finally:
+        runtime.stop()
+    assert row["status"] == "completed"
+    assert row["states"] == ["RunTool", "LoadJob", "StartJob", "RunExecution", "RecordJobOutcome", "RunTool"]
+    assert row["worker_invocations"] == 2
+    mine = sum(cost.price(row).values())
+    held, polled = (sum(cost.price(r).values()) for r in cost.worker_rows(row))
+    assert mine * 100 <= held
+    assert mine < polled

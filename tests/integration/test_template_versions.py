@@ -24,6 +24,7 @@ ALTERNATES = {
     "JwtScopes": "tasks/read",
     "OAuthCallbackUrls": "https://app.example.com/callback",
     "ToolModules": "taskgate_conformance,taskgate_tools",
+    "ToolDeclarations": "taskgate_tools:jobs.json",
     "EndpointUrl": "http://127.0.0.1:4599",
     "AllowedHosts": "mcp.example.com",
     "AllowedOrigins": "https://app.example.com",

@@ -1,6 +1,6 @@
 """The DynamoDB store's condition expressions, and the state machine's own writes
-(AwaitInput's park, RecordFailure), allow exactly what the domain's transition
-table allows: every operation from every status, against moto."""
+(AwaitInput's park, AwaitCallback's, RecordJobOutcome, RecordFailure), allow exactly
+what the domain's transition table allows: every operation from every status, against moto."""
 
 from __future__ import annotations
 
@@ -13,10 +13,21 @@ import pytest
 
 from taskgate import wiring
 from taskgate.adapters.dynamodb_store import DynamoDBTaskStore, input_requests_attribute
+from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import ACTIVE, TaskRecord, TaskStatus
 from taskgate.domain.transitions import Op
 from taskgate.local.runtime import EmbeddedAws
-from tests.transition_matrix import CASES, NOW, QUESTIONS, TOKEN, answer_problems, run_op, verdict
+from tests.transition_matrix import (
+    ALIVE,
+    CASES,
+    JOB,
+    NOW,
+    QUESTIONS,
+    TOKEN,
+    answer_problems,
+    run_op,
+    verdict,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ASL = json.loads((ROOT / "statemachines" / "task.asl.json").read_text())
@@ -29,6 +40,7 @@ def _state_write(state: str, table: str, task_id: str) -> dict[str, Any]:
         "$.taskId": task_id,
         "$$.Task.Token": "token-2",
         "$$.State.EnteredTime": "2027-01-15T08:00:00.000Z",
+        "$.job.request.key": JOB.key,
     }
 
     def fill(node: Any) -> Any:
@@ -38,6 +50,8 @@ def _state_write(state: str, table: str, task_id: str) -> dict[str, Any]:
                 if key.endswith(".$"):
                     if value.startswith("States.Format"):
                         out[key[:-2]] = "The task failed outside the tool: Test"
+                    elif value.startswith("States.JsonToString"):
+                        out[key[:-2]] = json.dumps({"ok": True, "output": 1})
                     else:
                         out[key[:-2]] = filled[value]
                 else:
@@ -51,12 +65,20 @@ def _state_write(state: str, table: str, task_id: str) -> dict[str, Any]:
 
 
 class DynamoUnderTest:
-    def __init__(self, aws: EmbeddedAws, *, park_by: str = "AwaitInput", fail_by: str = "adapter") -> None:
+    def __init__(
+        self,
+        aws: EmbeddedAws,
+        *,
+        park_by: str = "AwaitInput",
+        fail_by: str = "adapter",
+        job_done_by: str = "adapter",
+    ) -> None:
         self.ddb = boto3.client("dynamodb", region_name="us-east-1")
         self.table = aws.table_name
         self.store = DynamoDBTaskStore(lambda: self.ddb, self.table)
         self._n = 0
         self._fail_by = fail_by
+        self._job_done_by = job_done_by
 
     def seed(self, status: TaskStatus) -> str:
         self._n += 1
@@ -78,8 +100,11 @@ class DynamoUnderTest:
         )
         sets, values = [], {}
         if status in ACTIVE:
-            sets.append("inputRequests = :q")
+            sets += ["inputRequests = :q", "jobKey = :k", "job = :j", "jobOutcomes = :none"]
             values[":q"] = input_requests_attribute(QUESTIONS)
+            values[":k"] = {"S": JOB.key}
+            values[":j"] = {"S": json.dumps(JOB.to_json())}
+            values[":none"] = {"M": {}}
         if status is TaskStatus.INPUT_REQUIRED:
             sets.append("taskToken = :t")
             values[":t"] = {"S": TOKEN}
@@ -95,7 +120,15 @@ class DynamoUnderTest:
     def apply(self, op: Op, task_id: str) -> bool:
         if op is Op.FAIL and self._fail_by == "RecordFailure":
             return self._state("RecordFailure", task_id)
-        return run_op(self.store, op, task_id, lambda t: self._state("AwaitInput", t))
+        if op is Op.JOB_DONE and self._job_done_by == "RecordJobOutcome":
+            return self._state("RecordJobOutcome", task_id)
+        return run_op(
+            self.store,
+            op,
+            task_id,
+            lambda t: self._state("AwaitInput", t),
+            lambda t: self._state("AwaitCallback", t),
+        )
 
     def _state(self, state: str, task_id: str) -> bool:
         try:
@@ -118,6 +151,31 @@ def test_dynamodb_follows_the_table(aws: EmbeddedAws, op: Op, start: TaskStatus)
 @pytest.mark.parametrize("start", list(TaskStatus))
 def test_the_state_machines_record_failure_follows_the_table(aws: EmbeddedAws, start: TaskStatus) -> None:
     assert verdict(DynamoUnderTest(aws, fail_by="RecordFailure"), Op.FAIL, start).problems() == []
+
+
+@pytest.mark.parametrize("start", list(TaskStatus))
+def test_the_state_machines_record_job_outcome_follows_the_table(aws: EmbeddedAws, start: TaskStatus) -> None:
+    under = DynamoUnderTest(aws, job_done_by="RecordJobOutcome")
+    assert verdict(under, Op.JOB_DONE, start).problems() == []
+
+
+def test_a_job_outcome_lands_once_and_only_for_the_pending_job(aws: EmbeddedAws) -> None:
+    """The store's write and the state machine's: the first outcome ends the job's wait;
+    another, or one for another key, changes nothing."""
+    under = DynamoUnderTest(aws)
+    task_id = under.seed(TaskStatus.WORKING)
+    with pytest.raises(TransitionRejected):
+        under.store.record_job_outcome(task_id, "other", {"ok": True}, NOW, ALIVE)
+    record = under.store.get(task_id)
+    assert record is not None and record.job_outcomes == {} and record.job == JOB
+    assert under._state("RecordJobOutcome", task_id)
+    assert not under._state("RecordJobOutcome", task_id)
+    record = under.store.get(task_id)
+    assert (
+        record is not None
+        and record.job is None
+        and record.job_outcomes == {JOB.key: {"ok": True, "output": 1}}
+    )
 
 
 def test_dynamodb_lets_only_the_last_answer_resume(aws: EmbeddedAws) -> None:

@@ -366,6 +366,18 @@ def test_the_sweeper_cancels_a_task_whose_caller_hung_up(legacy: Legacy, world: 
     assert world.workflow.stop_reasons[task_id] == HUNG_UP
 
 
+def test_the_sweeper_stops_the_job_a_hung_up_callers_task_waits_on(legacy: Legacy, world: World) -> None:
+    child = "arn:aws:states:us-east-1:123456789012:stateMachine:pipeline"
+    task_id, _ = _start_hidden(legacy, world, 24, steps=1, hand_off_to=child)
+    world.workflow.runnable.append(task_id)
+    world.settle()
+    assert world.store.records[task_id].job is not None  # parked on the job, no step running
+    world.clock.advance(91_000)
+    assert world.sweeper.sweep().cancelled == {task_id: HUNG_UP}
+    assert world.memory.jobs.stopped == {task_id: HUNG_UP}
+    assert world.workflow.stop_reasons[task_id] == HUNG_UP
+
+
 def test_a_slow_reconnect_never_cancels_live_work(legacy: Legacy, world: World) -> None:
     task_id, event_id = _start_hidden(legacy, world, 23, steps=2)
     world.clock.advance(60_000)  # a slow reconnect (a cold start, a long piece), inside the timeout

@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from taskgate.testing import LogLine, Progress, ToolTester, accept, decline, dismiss, roots, sampled
-from taskgate.tools import Elicit, ProtocolError, ToolContext
+from taskgate.tools import Callback, Elicit, ProtocolError, StepFunctionsExecution, ToolContext
 from taskgate.tools.registry import Tool
 from tests import fixture_tools
 
@@ -162,3 +162,37 @@ def test_questions_asked_before_the_task_exists_are_answered_the_same_way() -> N
     assert run.status == "input_required" and run.task_id is None
     run.answer(user_name=accept(name="Ada"))
     assert run.task_id is not None and run.status == "completed" and run.text == "Hello, Ada!"
+
+
+class Day(BaseModel):
+    day: str
+
+
+SENT: list[str] = []
+
+
+def load_and_confirm(args: Day, ctx: ToolContext) -> str:
+    loaded = ctx.hand_off(
+        "load", StepFunctionsExecution("arn:aws:states:r:1:stateMachine:etl", {"day": args.day})
+    )
+    confirmed = ctx.hand_off("confirm", Callback(send=SENT.append))
+    return f"{loaded.output['rows']} rows, confirmed by {confirmed.output['by']}"
+
+
+LOAD_AND_CONFIRM = Tool("load_and_confirm", "load a day, then wait for the partner", Day, load_and_confirm)
+
+
+def test_a_tool_that_hands_a_job_off_is_tested_by_ending_the_job() -> None:
+    tester = ToolTester(LOAD_AND_CONFIRM)
+    run = tester.start("load_and_confirm", {"day": "2027-01-15"})
+    assert run.status == "working" and run.job is not None and run.job.key == "load"
+    run.finish_job({"rows": 3})
+    assert run.job is not None and run.job.key == "confirm" and len(SENT) == 1
+    assert tester.deliver(SENT[0], {"status": "succeeded", "output": {"by": "ann"}}) == (
+        200,
+        {"status": "accepted"},
+    )
+    assert run.status == "completed" and run.text == "3 rows, confirmed by ann"
+    failed = tester.start("load_and_confirm", {"day": "2027-01-16"})
+    failed.finish_job(error="States.TaskFailed", cause="no file")
+    assert failed.is_error and failed.text == "The state machine etl failed (States.TaskFailed): no file"

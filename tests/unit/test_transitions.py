@@ -10,7 +10,17 @@ from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.model import ACTIVE, TERMINAL, TaskRecord, TaskStatus
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, check
 from taskgate.testing.memory import MemoryTaskStore
-from tests.transition_matrix import CASES, NOW, QUESTIONS, TOKEN, answer_problems, covered, run_op, verdict
+from tests.transition_matrix import (
+    CASES,
+    JOB,
+    NOW,
+    QUESTIONS,
+    TOKEN,
+    answer_problems,
+    covered,
+    run_op,
+    verdict,
+)
 
 
 class FakeUnderTest:
@@ -34,12 +44,20 @@ class FakeUnderTest:
             retention_ms=60_000,
             input_requests=dict(QUESTIONS) if status in ACTIVE else {},
             task_token=TOKEN if status is TaskStatus.INPUT_REQUIRED else None,
+            job=JOB if status in ACTIVE else None,
         )
         self.store.put(record)
         return record.task_id
 
     def apply(self, op: Op, task_id: str) -> bool:
-        return run_op(self.store, op, task_id, self._park)
+        return run_op(self.store, op, task_id, self._park, self._wait)
+
+    def _wait(self, task_id: str) -> bool:
+        try:
+            self.store.park_callback(task_id, JOB.key, "callback-token", NOW)
+        except TransitionRejected:
+            return False
+        return True
 
     def _park(self, task_id: str) -> bool:
         try:

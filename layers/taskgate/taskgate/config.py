@@ -65,6 +65,9 @@ class Settings(BaseModel):
     poll_interval_ms: Positive = 1_000
     anonymous_owner: str = Field(default="anonymous", min_length=1)
     tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
+    # JSON files declaring tools that each start one job (tools/declared.py), as
+    # package:file.json in a tools package, after ToolModules' tools.
+    tool_declarations: tuple[str, ...] = ()
     # Both within one Lambda payload however they are escaped (domain/limits.py).
     max_body_bytes: Annotated[int, Field(gt=0, le=MAX_PAYLOAD_BODY_BYTES)] = 1_048_576
     # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
@@ -120,6 +123,9 @@ class Settings(BaseModel):
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
+    # How often reads of a task that waits on a job may ask the job's service for its
+    # status (per task, however many clients poll).
+    job_status_interval_ms: Positive = 10_000
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
     allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
     # The Secrets Manager secret whose value seals a plain call's requestState (every
@@ -181,6 +187,7 @@ class Settings(BaseModel):
 
     @field_validator(
         "tool_modules",
+        "tool_declarations",
         "allowed_hosts",
         "allowed_origins",
         "oauth_audiences",

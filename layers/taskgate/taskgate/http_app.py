@@ -28,6 +28,7 @@ from .protocol.transport_security import TransportSecurity, is_json
 
 if TYPE_CHECKING:
     from .auth.resource import SignIn
+    from .domain.callbacks import CallbackService
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:
@@ -135,13 +136,17 @@ def create_app(
     inline: bool = False,
     security: TransportSecurity | None = None,
     sign_in: SignIn | None = None,
+    callbacks: Callable[[], CallbackService] | None = None,
 ) -> ASGIApp:
     """``inline=True`` handles requests on the event loop's thread. In Lambda one
     instance serves one request at a time, and Mangum's loop would otherwise start
     a fresh worker thread for every request; a local server keeps the thread pool.
     ``security``: the Host/Origin allow-lists (localhost only when not given).
     ``sign_in`` (AuthMode) serves the protected resource metadata and the authorization
-    server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth)."""
+    server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth).
+    ``callbacks`` serves POST /callbacks/{taskId}, where outside systems end the jobs tools
+    handed off to them (domain/callbacks.py): open in every AuthMode, the URL's secret being
+    the capability."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
 
     def owner(request: Request) -> str:
@@ -212,10 +217,37 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
+    async def callback(request: Request) -> Response:
+        refusal = guard.refusal(request.headers, _own_domain(request))
+        if refusal is not None:
+            return JSONResponse({"error": refusal}, 403)
+        secret = request.query_params.get("secret", "")
+        body = await bounded_body(request, max_body_bytes)
+        if body is None:
+            response = JSONResponse({"error": too_large(max_body_bytes)}, 413)
+            response.headers["connection"] = "close"
+            return response
+        try:
+            message: Any = json.loads(body) if body else None
+        except (ValueError, RecursionError):
+            return JSONResponse({"error": "The body is not valid JSON."}, 400)
+        if _has_lone_surrogate(message):
+            return JSONResponse({"error": "The body contains an unpaired UTF-16 surrogate."}, 400)
+        assert callbacks is not None
+        service = callbacks()
+
+        def deliver() -> Any:
+            return service.deliver(request.path_params["task_id"], secret, message)
+
+        reply = deliver() if inline else await run_in_threadpool(deliver)
+        return JSONResponse(reply.body, reply.status)
+
     routes = [
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/health", health, methods=["GET"]),
     ]
+    if callbacks is not None:
+        routes.append(Route("/callbacks/{task_id}", callback, methods=["POST"]))
     if sign_in is None:
         app: ASGIApp = Starlette(routes=routes)
     else:

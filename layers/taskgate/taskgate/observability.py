@@ -47,6 +47,7 @@ METRIC_FOR_STATUS = {
     "failed": "TasksFailed",
     "input_required": "InputRequested",
     "continue": "StepsContinued",
+    "hand_off": "JobsHandedOff",
 }
 
 

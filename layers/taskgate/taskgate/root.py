@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
 from .config import Settings
+from .domain.jobs import Jobs
 from .domain.limits import Limits
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from .auth.build import SignInPorts
     from .auth.resource import SignIn
+    from .domain.callbacks import CallbackService
     from .domain.calls import PlainCalls
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
@@ -67,6 +69,8 @@ class Ports:
     # What a waiting 2025-11-25 stream sleeps with and measures its budget by.
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
+    # The services jobs handed off run in (their status, their stop); None: none reachable.
+    jobs: Callable[[], Jobs | None] = lambda: None
     # Sign-in's own (taskgate/auth: its items in the table, its keys, the issuer); asked only
     # when AuthMode lets callers in with tokens.
     sign_in: Callable[[], SignInPorts] | None = None
@@ -119,7 +123,15 @@ class Taskgate:
 
     @once
     def tasks(self) -> TaskService:
-        return TaskService(self.store, self.workflow, self.ports.clock, self.limits, self.results)
+        return TaskService(
+            self.store,
+            self.workflow,
+            self.ports.clock,
+            self.limits,
+            self.results,
+            self.jobs,
+            job_status_interval_ms=self.settings.job_status_interval_ms,
+        )
 
     @once
     def tools(self) -> ToolRegistry:
@@ -130,7 +142,12 @@ class Taskgate:
         from .tools.needs import apply_tool_environment
 
         apply_tool_environment(self.settings.tool_environment_pairs)
-        return registry.load(self.settings.tool_modules)
+        loaded = registry.load(self.settings.tool_modules)
+        if self.settings.tool_declarations:
+            from .tools.declared import declare  # tools declared in JSON (no Python)
+
+            declare(loaded, self.settings.tool_declarations)
+        return loaded
 
     @once
     def resources(self) -> ResourceRegistry:
@@ -195,6 +212,17 @@ class Taskgate:
         return self.ports.workflow()
 
     @once
+    def jobs(self) -> Jobs | None:
+        # The adapters hold client factories: nothing here builds a client before a job needs one.
+        return self.ports.jobs()
+
+    @once
+    def callbacks(self) -> CallbackService:
+        from .domain.callbacks import CallbackService  # the callback route's, with its first request
+
+        return CallbackService(self.store, self.workflow, self.ports.clock)
+
+    @once
     def sessions(self) -> SessionStore:
         return self.ports.sessions()
 
@@ -222,6 +250,7 @@ class Taskgate:
             limits=self.limits,
             max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
             yield_margin_ms=self.settings.step_yield_margin_ms,
+            callback_base_url=self.settings.public_url,
         )
 
     @once
@@ -234,6 +263,7 @@ class Taskgate:
             self.ports.clock,
             stale_after_ms=self.settings.stale_after_seconds * 1000,
             max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
+            jobs=self.jobs,
         )
 
     # -- the server ----------------------------------------------------------------------
@@ -322,4 +352,5 @@ class Taskgate:
             inline=inline,
             security=self.transport_security,
             sign_in=self.sign_in,
+            callbacks=lambda: self.callbacks,
         )

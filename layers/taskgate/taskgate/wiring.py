@@ -24,6 +24,7 @@ from .root import Ports, Taskgate
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
+    from .domain.jobs import Jobs
     from .domain.sessions import SessionStore
 
 
@@ -52,6 +53,23 @@ def aws_ports(settings: Settings) -> Ports:
 
         return [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()]
 
+    def jobs() -> Jobs:
+        from .adapters.aws_jobs import AwsJobs  # with the first read of a waiting task
+        from .adapters.batch_jobs import BatchJobs
+        from .adapters.ecs_tasks import EcsTasks
+        from .adapters.glue_jobs import GlueJobs
+        from .adapters.stepfunctions_workflow import StepFunctionsJobs
+
+        machine = settings.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        return AwsJobs(
+            StepFunctionsJobs(
+                lambda: aws_clients.client("stepfunctions"), lambda task_id: f"{machine}:{task_id}"
+            ),
+            lambda: BatchJobs(lambda: aws_clients.client("batch")),
+            lambda: EcsTasks(lambda: aws_clients.client("ecs")),
+            lambda: GlueJobs(lambda: aws_clients.client("glue")),
+        )
+
     bucket = settings.result_bucket
     ports = Ports(
         store=lambda: DynamoDBTaskStore(dynamodb, settings.task_table),
@@ -63,6 +81,7 @@ def aws_ports(settings: Settings) -> Ports:
         sessions=sessions,
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,
         request_state_keys=request_state_keys,
+        jobs=jobs,
         sign_in=lambda: sign_in_ports(settings),
     )
     return ports

@@ -3,4 +3,4 @@ prompt in it.
 
 The conformance suite's fixtures are in ``taskgate_conformance``, next to this package."""
 
-from . import migrations, report_views, reports  # noqa: F401
+from . import migrations, pipeline, report_views, reports  # noqa: F401

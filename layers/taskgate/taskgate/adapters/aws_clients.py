@@ -42,9 +42,20 @@ OPERATIONS: dict[str, tuple[str, ...]] = {
         "Scan",
         "UpdateItem",
     ),
-    "stepfunctions": ("DescribeExecution", "SendTaskSuccess", "StartExecution", "StopExecution"),
+    "stepfunctions": (
+        "DescribeExecution",
+        "GetExecutionHistory",
+        "SendTaskHeartbeat",
+        "SendTaskSuccess",
+        "StartExecution",
+        "StopExecution",
+    ),
     "s3": ("DeleteObject", "GetObject", "HeadObject", "PutObject"),
     "secretsmanager": ("GetSecretValue",),
+    # The jobs tools hand off (adapters/aws_jobs.py): their status, their stop.
+    "batch": ("DescribeJobs", "TerminateJob"),
+    "ecs": ("DescribeTasks", "StopTask"),
+    "glue": ("BatchStopJobRun", "GetJobRun"),
 }
 TRIMMED_DATA = Path(__file__).with_name("_botocore_data")
 

@@ -15,6 +15,11 @@ Item layout (attribute: type):
   progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
   watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
   come back by then)
+While a job a tool handed off is pending (domain/jobs.py): jobKey S · job S(JSON) ·
+  jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
+  read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
+A callback job's URL: callbackHash S (SHA-256 of its secret) · callbackKey S ·
+  callbackExpiresAt N (ms; 0 once used) · callbackToken S (while parked on it).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
+from ..domain.jobs import CallbackSlot, PendingJob
 from ..domain.limits import map_size
 from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
 from ..domain.progress import ProgressReport
@@ -67,6 +73,8 @@ _LIFECYCLE_ATTRIBUTES = (
     "historyEvents",
     "executionArn",
     "watchedUntil",
+    # What a task waits on: the sweeper stops it with the task.
+    "job",
 )
 
 
@@ -125,6 +133,15 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         return json.loads(raw) if raw is not None else None
 
     outcome = text("outcome")
+    job = json_value("job")
+    callback = None
+    if "callbackHash" in item:
+        callback = CallbackSlot(
+            secret_hash=item["callbackHash"]["S"],
+            expires_at_ms=int(item["callbackExpiresAt"]["N"]),
+            key=item["callbackKey"]["S"],
+            token=text("callbackToken"),
+        )
     return TaskRecord(
         task_id=item["taskId"]["S"],
         owner=item["ownerId"]["S"],
@@ -156,6 +173,10 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         log_count=int(item["logCount"]["N"]) if "logCount" in item else 0,
         log_level=text("logLevel"),
         watched_until_ms=int(item["watchedUntil"]["N"]) if "watchedUntil" in item else None,
+        job=PendingJob.from_json(job) if job else None,
+        job_outcomes=json_map("jobOutcomes"),
+        job_checked_at_ms=int(item["jobCheckedAt"]["N"]) if "jobCheckedAt" in item else None,
+        callback=callback,
     )
 
 
@@ -455,7 +476,9 @@ class DynamoDBTaskStore:
         try:
             self._update(
                 task_id,
-                UpdateExpression="SET " + ", ".join(sets) + " REMOVE taskToken, inputRequests, activeOwner",
+                UpdateExpression="SET "
+                + ", ".join(sets)
+                + " REMOVE taskToken, inputRequests, activeOwner, callbackToken",
                 ConditionExpression=_IS_ACTIVE,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
@@ -543,7 +566,7 @@ class DynamoDBTaskStore:
         resp = self._update(
             task_id,
             UpdateExpression=f"SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE} "
-            "REMOVE taskToken, inputRequests, activeOwner",
+            "REMOVE taskToken, inputRequests, activeOwner, callbackToken",
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
@@ -556,3 +579,132 @@ class DynamoDBTaskStore:
             ReturnValues="ALL_NEW",
         )
         return record_from_item(resp["Attributes"])
+
+    def hand_off(
+        self,
+        task_id: str,
+        job: PendingJob,
+        request: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        callback: CallbackSlot | None = None,
+        history_events: int = 0,
+    ) -> None:
+        sets = [
+            "jobKey = :key",
+            "job = :job",
+            "jobRequest = :request",
+            # RecordJobOutcome (the state machine) sets one key of this map.
+            "jobOutcomes = if_not_exists(jobOutcomes, :none)",
+            "statusMessage = :m",
+            "lastUpdatedAt = :now",
+            _KEEP_ALIVE,
+        ]
+        values: dict[str, Any] = {
+            ":key": s(job.key),
+            ":job": j(job.to_json()),
+            ":request": j(request),
+            ":none": {"M": {}},
+            ":m": s(job.waiting_message()),
+            ":now": _t(now_ms),
+            ":working": s("working"),
+            **_alive_values(alive),
+        }
+        if callback is not None:
+            sets += ["callbackHash = :hash", "callbackKey = :key", "callbackExpiresAt = :cexp"]
+            values[":hash"] = s(callback.secret_hash)
+            values[":cexp"] = n(callback.expires_at_ms)
+        expression, counted = _counting(
+            "SET " + ", ".join(sets) + " REMOVE jobCheckedAt, callbackToken", history_events
+        )
+        self._update(
+            task_id,
+            UpdateExpression=expression,
+            ConditionExpression="#status = :working",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={**values, **counted},
+        )
+
+    @staticmethod
+    def _callback_condition(
+        key: str, secret_hash: str | None, now_ms: int
+    ) -> tuple[list[str], dict[str, Any]]:
+        if secret_hash is None:
+            return [], {}
+        return (
+            ["callbackHash = :hash", "callbackKey = :key", "callbackExpiresAt > :nowms"],
+            {":hash": s(secret_hash), ":nowms": n(now_ms)},
+        )
+
+    def record_job_outcome(
+        self,
+        task_id: str,
+        key: str,
+        outcome: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        secret_hash: str | None = None,
+    ) -> str | None:
+        extra, extra_values = self._callback_condition(key, secret_hash, now_ms)
+        sets = ["jobOutcomes.#k = :o", "statusMessage = :m", "lastUpdatedAt = :now", _KEEP_ALIVE]
+        if secret_hash is not None:
+            # Single use: the hash stays, so a late caller is told the URL was used.
+            sets.append("callbackExpiresAt = :zero")
+            extra_values[":zero"] = n(0)
+        # The state machine's RecordJobOutcome removes jobRequest too; a callback may
+        # overtake the LoadJob that reads it, so a delivery leaves it (a callback's is small).
+        done = self._update(
+            task_id,
+            UpdateExpression="SET " + ", ".join(sets) + " REMOVE jobKey, job, jobCheckedAt, callbackToken",
+            ConditionExpression=" AND ".join(
+                ["#status = :working", "jobKey = :key", "attribute_not_exists(jobOutcomes.#k)", *extra]
+            ),
+            ExpressionAttributeNames={"#status": "status", "#k": key},
+            ExpressionAttributeValues={
+                ":o": j(outcome),
+                ":m": s("Resuming with the job's outcome."),
+                ":now": _t(now_ms),
+                ":working": s("working"),
+                ":key": s(key),
+                **_alive_values(alive),
+                **extra_values,
+            },
+            ReturnValues="UPDATED_OLD",
+        )
+        token = done.get("Attributes", {}).get("callbackToken")
+        return token["S"] if token else None
+
+    def note_job_status(
+        self,
+        task_id: str,
+        key: str,
+        message: str,
+        now_ms: int,
+        alive: Expiry,
+        *,
+        checked_before_ms: int | None = None,
+        secret_hash: str | None = None,
+    ) -> None:
+        conditions = ["#status = :working", "jobKey = :key"]
+        extra, values = self._callback_condition(key, secret_hash, now_ms)
+        conditions += extra
+        if checked_before_ms is not None:
+            conditions.append("(attribute_not_exists(jobCheckedAt) OR jobCheckedAt <= :before)")
+            values[":before"] = n(checked_before_ms)
+        self._update(
+            task_id,
+            UpdateExpression=f"SET statusMessage = :m, jobCheckedAt = :checked, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            ConditionExpression=" AND ".join(conditions),
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":m": s(message),
+                ":checked": n(now_ms),
+                ":now": _t(now_ms),
+                ":working": s("working"),
+                ":key": s(key),
+                **_alive_values(alive),
+                **values,
+            },
+        )

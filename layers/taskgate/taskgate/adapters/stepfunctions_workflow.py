@@ -16,6 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.errors import DependencyFailure
+from ..domain.jobs import JobProgress
 from .aws_errors import error_code, translating
 
 # Errors that mean "that execution or callback is no longer waiting".
@@ -95,6 +96,16 @@ class StepFunctionsWorkflow:
         return True
 
     @translating
+    def heartbeat(self, task_token: str) -> bool:
+        try:
+            self._sfn.send_task_heartbeat(taskToken=task_token)
+        except ClientError as exc:
+            if error_code(exc) in _GONE:
+                return False
+            raise
+        return True
+
+    @translating
     def status(self, task_id: str, execution: str | None = None) -> str | None:
         for arn in self._candidates(task_id, execution):
             try:
@@ -114,3 +125,78 @@ class StepFunctionsWorkflow:
             except ClientError as exc:
                 if error_code(exc) not in _GONE:
                     raise
+
+
+def _execution_of_machine(state_machine_arn: str, name: str) -> str:
+    # arn:aws:states:REGION:ACCOUNT:stateMachine:NAME[:VERSION_OR_ALIAS]: an execution of a
+    # version or an alias is named on the machine itself.
+    parts = state_machine_arn.split(":")
+    return ":".join([*parts[:5], "execution", parts[6], name])
+
+
+class StepFunctionsJobs:
+    """Step Functions as the place jobs live: the child executions tasks wait on, and what
+    a task's own execution submitted to another service (its TaskSubmitted event, the only
+    record of a Batch job's or an ECS task's id before it ends)."""
+
+    def __init__(self, client: Callable[[], Any], execution_of: Callable[[str], str]) -> None:
+        self._client = client
+        self._execution_of = execution_of
+
+    @property
+    def _sfn(self) -> Any:
+        return self._client()
+
+    @staticmethod
+    def child_arn(state_machine_arn: str, name: str) -> str:
+        return _execution_of_machine(state_machine_arn, name)
+
+    @translating
+    def submitted(
+        self, task_id: str, resource_type: str, resource: str, execution: str | None = None
+    ) -> dict[str, Any] | None:
+        """What the task's execution (``execution``, as its row keeps it; else the one the
+        current machine would have) got back when it last submitted ``resource`` of
+        ``resource_type`` (the service's start response); None before it has."""
+        try:
+            events = self._sfn.get_execution_history(
+                executionArn=execution or self._execution_of(task_id), reverseOrder=True, maxResults=10
+            )["events"]
+        except ClientError as exc:
+            if error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        for event in events:
+            details = event.get("taskSubmittedEventDetails")
+            if (
+                details
+                and details.get("resourceType") == resource_type
+                and details.get("resource") == resource
+            ):
+                output = json.loads(details.get("output") or "null")
+                return output if isinstance(output, dict) else None
+        return None
+
+    @translating
+    def describe(self, arn: str) -> JobProgress | None:
+        try:
+            status = str(self._sfn.describe_execution(executionArn=arn)["status"])
+        except ClientError as exc:
+            if error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        if status != "RUNNING":
+            return JobProgress(status)
+        events = self._sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=20)["events"]
+        entered = next(
+            (e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e), None
+        )
+        return JobProgress(f"RUNNING, in state {entered}" if entered else "RUNNING")
+
+    @translating
+    def stop(self, arn: str, reason: str) -> None:
+        try:
+            self._sfn.stop_execution(executionArn=arn, error="TaskEnded", cause=reason[:_MAX_CAUSE])
+        except ClientError as exc:
+            if error_code(exc) not in _GONE:
+                raise

@@ -3,7 +3,9 @@ resume that could not happen), by the worker (the tool failed) and by the sweepe
 (an execution that will never finish it).
 
 The write is conditional, so an end that lost a race changes nothing; the
-execution is then stopped with the same reason the client reads.
+execution is then stopped with the same reason the client reads, and so is the job the
+task was waiting on (domain/jobs.py), explicitly: a stopped execution does not stop the
+job it started everywhere (the local runtime's does not).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from typing import Any
 
 from ..codes import INTERNAL_ERROR
+from .jobs import Jobs, PendingJob
 from .limits import MAX_STATUS_MESSAGE_BYTES, bounded_error, cut
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
@@ -24,11 +27,15 @@ HUNG_UP = "The caller went away: nothing resumed the call in time, so the work w
 
 
 class TaskEnder:
-    def __init__(self, store: TaskStore, workflow: Workflow | None, clock: Clock) -> None:
-        # The worker has no workflow: it runs inside the execution it would stop.
+    def __init__(
+        self, store: TaskStore, workflow: Workflow | None, clock: Clock, jobs: Jobs | None = None
+    ) -> None:
+        # The worker has no workflow: it runs inside the execution it would stop (and a
+        # task whose tool runs waits on no job).
         self._store = store
         self._workflow = workflow
         self._clock = clock
+        self._jobs = jobs
 
     def fail(
         self,
@@ -55,13 +62,21 @@ class TaskEnder:
             alive=record.kept_alive(now),
         )
         if wrote:
-            self.stop(record.task_id, message, record.execution_arn)
+            self.stop(record.task_id, message, record.execution_arn, record.job)
         return wrote
 
-    def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
-        """Stop the task's execution, quietly: the row already says how the task
-        ended, which is what every reader sees; a failed stop only delays the work
-        noticing (at its next progress report)."""
+    def stop(
+        self, task_id: str, reason: str, execution: str | None = None, job: PendingJob | None = None
+    ) -> None:
+        """Stop the task's execution and the job it waits on, quietly: the row already
+        says how the task ended, which is what every reader sees; a failed stop only
+        delays the work noticing (at its next progress report, or the job's end)."""
+        if job is not None and self._jobs is not None:
+            # The job first: its execution, once stopped, no longer waits on it.
+            try:
+                self._jobs.stop(task_id, job, reason, execution)
+            except Exception:
+                logger.warning("stopping the task's job failed", extra={"taskId": task_id}, exc_info=True)
         if self._workflow is None:
             return
         try:

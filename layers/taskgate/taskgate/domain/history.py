@@ -2,8 +2,9 @@
 
 A Standard execution keeps at most 25,000 history events, and Step Functions fails
 the execution when it would write one more. A task loops inside one execution:
-every question round (RunTool, then AwaitInput) and every continued step (RunTool
-again after a checkpoint ran short of time) adds events, and so does every retry.
+every question round (RunTool, then AwaitInput), every job a tool hands off (RunTool,
+then the states that start the job, wait for it and record its outcome) and every
+continued step (RunTool again after a checkpoint ran short of time) adds events, and so does every retry.
 Left alone, a checkpointing tool would be cut off after about 45 days of
 14-minute steps, and a chatty one after about 2,200 question rounds, with a
 bare ``States.Runtime`` failure.
@@ -31,6 +32,11 @@ EVENTS_PER_CONTINUED_STEP = 6
 # RunTool as above, then AwaitInput: TaskStateEntered, TaskScheduled, TaskStarted,
 # TaskSubmitted, TaskSucceeded, TaskStateExited; one spare.
 EVENTS_PER_QUESTION_ROUND = 12
+# RunTool as above; LoadJob (TaskStateEntered, TaskScheduled, TaskStarted, TaskSucceeded,
+# TaskStateExited); StartJob (ChoiceStateEntered, ChoiceStateExited); the wait
+# (TaskStateEntered, TaskScheduled, TaskStarted, TaskSubmitted, TaskSucceeded,
+# TaskStateExited); RecordJobOutcome (five, as LoadJob); one spare.
+EVENTS_PER_HAND_OFF = 24
 # A retried attempt: TaskScheduled, TaskStarted, TaskFailed.
 EVENTS_PER_RETRY = 3
 
@@ -41,6 +47,10 @@ def events_for_continue(retries: int) -> int:
 
 def events_for_question_round(retries: int) -> int:
     return EVENTS_PER_QUESTION_ROUND + EVENTS_PER_RETRY * max(0, retries)
+
+
+def events_for_hand_off(retries: int) -> int:
+    return EVENTS_PER_HAND_OFF + EVENTS_PER_RETRY * max(0, retries)
 
 
 def exhausted_message(used: int, budget: int) -> str:

@@ -33,6 +33,12 @@ MAX_STATUS_MESSAGE_BYTES = 2_048
 MAX_QUESTIONS_BYTES = 65_536
 # A tool's JSON-RPC error as stored: past it, ``data`` is dropped and the message cut.
 MAX_ERROR_BYTES = 16_384
+# What the state machine is handed to start a job (domain/jobs.py: its parameters, a
+# child execution's input). Step Functions carries at most 256 KB of state, which the
+# job's output shares on its way back.
+MAX_JOB_REQUEST_BYTES = 65_536
+# A pending job's descriptor and callback slot, as the row keeps them.
+JOB_FIXED_BYTES = 3_072
 # A synchronous Lambda request or response is at most 6 MB, counted as the JSON the event or
 # the handler's return value is sent as. A request body, or a response body, is a string in
 # that JSON, so each of its quotes and backslashes is escaped once more: a body of N bytes
@@ -71,6 +77,8 @@ def row_size(record: TaskRecord, *, arguments_bytes: int | None = None) -> int:
         + (json_size(record.error) if record.error is not None else 0)
         + (json_size(record.progress.to_json()) if record.progress is not None else 0)
         + (json_size([line.to_json() for line in record.log_lines]) if record.log_lines else 0)
+        + map_size(record.job_outcomes)
+        + (JOB_FIXED_BYTES if record.job is not None else 0)
     )
 
 
@@ -161,6 +169,12 @@ class Limits:
         the row leaves less."""
         rest = row_size(record) - (json_size(record.checkpoint) if record.checkpoint is not None else 0)
         return max(0, min(self.max_checkpoint_bytes, MAX_ROW_BYTES - rest))
+
+    @staticmethod
+    def job_request_room(record: TaskRecord) -> int:
+        """How big the request for a job ``record`` hands off may be."""
+        rest = row_size(record) + (0 if record.job is not None else JOB_FIXED_BYTES)
+        return max(0, min(MAX_JOB_REQUEST_BYTES, MAX_ROW_BYTES - rest))
 
     @staticmethod
     def questions_room(record: TaskRecord) -> int:

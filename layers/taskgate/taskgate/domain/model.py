@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .jobs import CallbackSlot, PendingJob
 
 
 class TaskStatus(enum.StrEnum):
@@ -126,6 +129,15 @@ class TaskRecord:
     # A plain call's hidden task: cancelled when its caller has not come back by then
     # (epoch ms; every resumed stream moves it on). None: nobody is watched for.
     watched_until_ms: int | None = None
+    # The job the task waits on while it waits (domain/jobs.py), and every job's outcome
+    # by its hand-off key, kept for the task's life (the tool reads them when it runs again).
+    job: PendingJob | None = None
+    job_outcomes: dict[str, Any] = field(default_factory=dict)
+    # When a read last asked the job's service for its status (epoch ms): reads do so at
+    # most once per JOB_STATUS_INTERVAL_MS, however many clients poll.
+    job_checked_at_ms: int | None = None
+    # A callback job's URL secret (hashed) and, once parked on it, the task token.
+    callback: CallbackSlot | None = None
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from .jobs import CallbackSlot, PendingJob
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
 from .progress import ProgressReport
 
@@ -103,6 +104,54 @@ class TaskStore(Protocol):
         """Move an active task to cancelled and return it as it now is.
         Raise TransitionRejected if it was not active."""
 
+    def hand_off(
+        self,
+        task_id: str,
+        job: PendingJob,
+        request: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        callback: CallbackSlot | None = None,
+        history_events: int = 0,
+    ) -> None:
+        """Store the job the tool hands off (``request``: what the state machine starts it
+        with; ``callback``: its URL's slot) while working, replacing one an earlier attempt
+        of the step stored, with the job's waiting message; raise TransitionRejected
+        otherwise."""
+
+    def record_job_outcome(
+        self,
+        task_id: str,
+        key: str,
+        outcome: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        secret_hash: str | None = None,
+    ) -> str | None:
+        """Record the outcome of the pending job ``key`` while working; the job is then no
+        longer pending. With ``secret_hash`` (a callback URL's delivery) only while that is
+        the pending callback's, unexpired at ``now_ms``. Return the task token the state
+        machine waits on for the callback (None: not parked on it yet). Raise
+        TransitionRejected, changing nothing, otherwise."""
+
+    def note_job_status(
+        self,
+        task_id: str,
+        key: str,
+        message: str,
+        now_ms: int,
+        alive: Expiry,
+        *,
+        checked_before_ms: int | None = None,
+        secret_hash: str | None = None,
+    ) -> None:
+        """Set statusMessage from the pending job ``key``'s status while working: only if
+        no status was noted after ``checked_before_ms`` (reads share one look at the
+        job's service per interval), or (``secret_hash``) from its unexpired callback's
+        heartbeat. Raise TransitionRejected otherwise."""
+
 
 class Workflow(Protocol):
     def execution_for(self, task_id: str) -> str:
@@ -117,7 +166,12 @@ class Workflow(Protocol):
         input: past the task's TTL nobody can answer it any more."""
 
     def resume(self, task_token: str) -> bool:
-        """Resume an execution parked for input; False if the token is no longer valid."""
+        """Resume an execution parked for input (or on a callback); False if the token is
+        no longer valid."""
+
+    def heartbeat(self, task_token: str) -> bool:
+        """Tell an execution parked on a callback that its system is alive; False if the
+        token is no longer valid."""
 
     def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
         """Stop the task's execution (``execution``: its stored id; None for rows written

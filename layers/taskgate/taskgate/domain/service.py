@@ -22,6 +22,8 @@ from .errors import (
     TooManyActiveTasks,
     TransitionRejected,
 )
+from .job_watch import JOB_STATUS_INTERVAL_MS, JobWatch
+from .jobs import Jobs
 from .limits import Limits
 from .model import TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
@@ -55,12 +57,16 @@ class TaskService:
         clock: Clock,
         limits: Limits,
         results: ResultStore,
+        jobs: Jobs | None = None,
+        *,
+        job_status_interval_ms: int = JOB_STATUS_INTERVAL_MS,
     ) -> None:
         self._store = store
         self._workflow = workflow
         self._clock = clock
         self._results = results
-        self._ender = TaskEnder(store, workflow, clock)
+        self._ender = TaskEnder(store, workflow, clock, jobs)
+        self._watch = JobWatch(store, jobs, clock, job_status_interval_ms)
         self.limits = limits
 
     def create(
@@ -136,7 +142,11 @@ class TaskService:
 
     def get(self, owner: str, task_id: str, *, consistent: bool = True) -> TaskRecord:
         """The task as stored, without its result when that lives in the bucket
-        (``consistent=False``: see ``TaskStore.get``)."""
+        (``consistent=False``: see ``TaskStore.get``); while it waits on a job, with the
+        job's status as its statusMessage (read from the job's service now and then)."""
+        return self._watch.refresh(self._read(owner, task_id, consistent=consistent))
+
+    def _read(self, owner: str, task_id: str, *, consistent: bool = True) -> TaskRecord:
         record = self._store.get(task_id, consistent=consistent)
         if record is None or record.owner != owner:
             raise TaskNotFound(task_id)
@@ -193,7 +203,7 @@ class TaskService:
         """
         self.limits.check_answers(responses)
         for _ in range(_ANSWER_ATTEMPTS):
-            record = self.get(owner, task_id)
+            record = self._read(owner, task_id)
             if record.status is not TaskStatus.INPUT_REQUIRED or not record.task_token:
                 return
             accepted = {k: v for k, v in responses.items() if k in record.input_requests}
@@ -238,7 +248,7 @@ class TaskService:
         A task that already ended keeps its status (``cancelled_now`` is False);
         the caller decides whether that is an error in its protocol era.
         """
-        record = self.get(owner, task_id)
+        record = self._read(owner, task_id)
         if record.status.terminal:
             return Cancellation(record, cancelled_now=False)
         now = self._clock()
@@ -247,8 +257,9 @@ class TaskService:
             cancelled = self._store.cancel(task_id, message, now, record.kept_alive(now))
         except TransitionRejected:
             # It ended between our read and our write; report what it ended as.
-            return Cancellation(self.get(owner, task_id), cancelled_now=False)
-        self._ender.stop(task_id, message, record.execution_arn)
+            return Cancellation(self._read(owner, task_id), cancelled_now=False)
+        # The job it waited on, too (the row keeps which, as the cancel wrote it).
+        self._ender.stop(task_id, message, record.execution_arn, cancelled.job)
         return Cancellation(cancelled, cancelled_now=True)
 
     def watch(self, task_id: str, within_ms: int | None) -> bool:

@@ -3,7 +3,7 @@
 The state machine's catch-all handles failures inside an execution. What it
 cannot see: an execution that never started (a crash between the row's put and
 StartExecution), one that ended without recording anything, and work running
-past its deadline. Every few minutes this reads the sparse active index (live
+past its deadline, including a job the task handed off (domain/jobs.py), which it stops. Every few minutes this reads the sparse active index (live
 tasks only, so the cost follows the number of live tasks) and ends such tasks
 ``failed`` with a statusMessage that says why.
 
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from .ending import HUNG_UP, TaskEnder
 from .errors import TransitionRejected
+from .jobs import Jobs
 from .model import TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 
@@ -68,11 +69,12 @@ class Sweeper:
         stale_after_ms: int,
         max_runtime_ms: int,
         parallelism: int = 16,
+        jobs: Jobs | None = None,
     ) -> None:
         self._store = store
         self._workflow = workflow
         self._clock = clock
-        self._ender = TaskEnder(store, workflow, clock)
+        self._ender = TaskEnder(store, workflow, clock, jobs)
         self._stale_after = stale_after_ms
         self._max_runtime = max_runtime_ms
         self._parallelism = parallelism
@@ -131,7 +133,7 @@ class Sweeper:
                 self._store.cancel(record.task_id, HUNG_UP, now, record.kept_alive(now))
             except TransitionRejected:
                 return  # it ended meanwhile
-            self._ender.stop(record.task_id, HUNG_UP)
+            self._ender.stop(record.task_id, HUNG_UP, record.execution_arn, record.job)
             logger.warning("cancelled a task whose caller hung up", extra={"taskId": record.task_id})
             with self._lock:
                 report.checked += 1
@@ -140,7 +142,11 @@ class Sweeper:
             return
         reason: str | None = None
         described = False
-        if self._max_runtime and now - record.created_at_ms > self._max_runtime:
+        past_runtime = bool(self._max_runtime) and now - record.created_at_ms > self._max_runtime
+        if record.job is not None and (past_runtime or now > record.job.deadline_ms):
+            label = record.job.label
+            reason = f"{label[:1].upper()}{label[1:]} did not finish within the task's time; it was stopped."
+        elif past_runtime:
             reason = "The task exceeded its maximum run time."
         elif not self._cannot_have_ended(record, now):
             # Quiet for a while: fine if its execution is alive (a long step, or

@@ -25,6 +25,10 @@ class Op(enum.StrEnum):
     COMPLETE = "complete"  # the tool returned
     FAIL = "fail"  # the tool, the state machine, the sweeper or the API ended it failed
     CANCEL = "cancel"  # the client cancelled it
+    HAND_OFF = "hand_off"  # the tool hands a job off (domain/jobs.py); the state machine waits on it next
+    WAIT = "wait"  # the state machine's AwaitCallback: parked on a callback job's task token
+    JOB_DONE = "job_done"  # a job's outcome is recorded (the state machine, or its callback URL)
+    JOB_STATUS = "job_status"  # the job's status (or a callback's heartbeat) becomes the statusMessage
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,11 @@ TRANSITIONS: dict[Op, Transition] = {
     Op.COMPLETE: Transition(ACTIVE, TaskStatus.COMPLETED),
     Op.FAIL: Transition(ACTIVE, TaskStatus.FAILED),
     Op.CANCEL: Transition(ACTIVE, TaskStatus.CANCELLED),
+    # A task waiting on a job stays working: its client polls as for any running tool.
+    Op.HAND_OFF: Transition(_WORKING, None),
+    Op.WAIT: Transition(_WORKING, None),
+    Op.JOB_DONE: Transition(_WORKING, None),
+    Op.JOB_STATUS: Transition(_WORKING, None),
 }
 
 

@@ -3,8 +3,9 @@
 The step reads the task row, runs the tool with a context bound to that row,
 and either records the terminal outcome (a conditional write, so cancelled
 stays cancelled) or tells the state machine to park for input or to run the
-next step. Parking and continuing reach the state machine as the two signal
-exceptions below, whose names its Catch rules match (statemachines/task.asl.json).
+next step, or to start a job the tool handed off (domain/jobs.py) and wait for it.
+Parking, continuing and handing off reach the state machine as the signal exceptions
+below, whose names its Catch rules match (statemachines/task.asl.json).
 """
 
 from __future__ import annotations
@@ -23,18 +24,22 @@ from pydantic import ValidationError
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..tools.context import (
     CheckpointTooLarge,
+    HandedOff,
     InputNeeded,
     ProtocolError,
     TaskCancelled,
     TaskYield,
     ToolContext,
+    ToolError,
 )
 from ..tools.input import ClientCapabilities
+from ..tools.jobs import JobSpec
 from ..tools.peer import Peer, at_least
 from ..tools.registry import ToolRegistry
-from . import history
+from . import callbacks, history
 from .ending import HUNG_UP, TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
+from .jobs import CallbackSlot, JobKind, JobRequest
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
@@ -52,14 +57,26 @@ class TaskgateContinue(Exception):
     """The step ended at a checkpoint: the state machine runs the next one (its Catch)."""
 
 
+class TaskgateHandOff(Exception):
+    """The step ended with a job stored: the state machine starts it and waits (its Catch)."""
+
+
 # The errors a step raises on purpose; the state machine catches them by these names.
-SIGNALS: tuple[type[Exception], ...] = (TaskgateInputRequired, TaskgateContinue)
+SIGNALS: tuple[type[Exception], ...] = (TaskgateInputRequired, TaskgateContinue, TaskgateHandOff)
+
+# A job's wait (the state's TimeoutSeconds) lasts this much past the task's deadline: the
+# sweeper, which also stops the job, fails the task first; the timeout is the backstop.
+JOB_TIMEOUT_GRACE_SECONDS = 900
+# A callback's wait lasts this much past its URL's expiry: a delivery that races the
+# deadline is told plainly that the URL expired, and the wait then times out.
+CALLBACK_GRACE_SECONDS = 5
 
 
 class StepKind(enum.StrEnum):
     FINISHED = "finished"  # nothing more for this execution to do
     INPUT_REQUIRED = "input_required"  # questions stored: park
     CONTINUE = "continue"  # checkpointed, out of time: run the next step
+    HAND_OFF = "hand_off"  # a job stored: start it and wait for it
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,8 @@ class StepOutcome:
             raise TaskgateInputRequired()
         if self.kind is StepKind.CONTINUE:
             raise TaskgateContinue()
+        if self.kind is StepKind.HAND_OFF:
+            raise TaskgateHandOff()
 
     def payload(self) -> dict[str, Any]:
         """What the worker Lambda returns for a finished step (RunTool discards it)."""
@@ -115,8 +134,12 @@ class _StoreControl:
         yield_margin_ms: int,
         retries: int,
         limits: Limits,
+        max_runtime_ms: int = 0,
+        callback_base_url: str = "",
     ) -> None:
         self._store = store
+        self._max_runtime_ms = max_runtime_ms
+        self._callback_base_url = callback_base_url
         self._record = record
         self.row = record
         self._limits = limits
@@ -245,6 +268,64 @@ class _StoreControl:
         if yielding:
             raise TaskYield(self._record.task_id)
 
+    def hand_off(self, key: str, spec: JobSpec) -> None:
+        record = self._record
+        now = self._clock()
+        # A job may wait as long as the task may live: one TTL from now (as a question
+        # may), and never past MaxTaskRuntimeSeconds.
+        deadline = now + record.retention_ms
+        if self._max_runtime_ms:
+            deadline = min(deadline, record.created_at_ms + self._max_runtime_ms)
+        if spec.timeout_seconds:
+            deadline = min(deadline, now + spec.timeout_seconds * 1000)
+        if deadline <= now:
+            raise ToolError(
+                f"No time is left to wait for a job: the task's deadline has passed ({spec.label(key)})."
+            )
+        job = spec.pending(key, now, deadline)
+        seconds = -(-(deadline - now) // 1000)
+        slot: CallbackSlot | None = None
+        url = ""
+        if spec.kind is JobKind.CALLBACK:
+            if spec.send is None:
+                raise ToolError(
+                    "A Callback needs send(url): the URL is shown once, to the system that calls it."
+                )
+            if not self._callback_base_url:
+                raise ToolError(
+                    "No callback URL can be made: this deployment's public URL is not set "
+                    "(PUBLIC_URL; the template sets it)."
+                )
+            secret = callbacks.new_secret()
+            slot = CallbackSlot(callbacks.hash_secret(secret), deadline, key)
+            url = callbacks.callback_url(self._callback_base_url, record.task_id, secret)
+            timeout = seconds + CALLBACK_GRACE_SECONDS
+            wanted = spec.heartbeat_seconds or 0
+            request = JobRequest(job, spec.params, timeout, wanted if 0 < wanted < timeout else 0)
+        else:
+            request = JobRequest(job, spec.params, seconds + JOB_TIMEOUT_GRACE_SECONDS)
+        payload = request.to_json()
+        size, room = json_size(payload), self._limits.job_request_room(self.row)
+        if size > room:
+            raise ToolError(f"The request for {spec.label(key)} is {size} bytes; the limit is {room}.")
+        events = history.events_for_hand_off(self._retries)
+        try:
+            self._store.hand_off(
+                record.task_id,
+                job,
+                payload,
+                now,
+                record.kept_alive(now),
+                callback=slot,
+                history_events=events,
+            )
+        except TransitionRejected as exc:
+            raise TaskCancelled(record.task_id) from exc
+        self.row = dataclasses.replace(self.row, job=job, callback=slot)
+        if spec.send is not None and url:
+            # Stored first: a system that answers at once finds the callback waiting.
+            spec.send(url)
+
 
 class Worker:
     def __init__(
@@ -258,7 +339,9 @@ class Worker:
         max_runtime_ms: int,
         yield_margin_ms: int,
         history_budget: int = history.HISTORY_BUDGET,
+        callback_base_url: str = "",
     ) -> None:
+        self._callback_base_url = callback_base_url
         self._store = store
         self._limits = limits
         self._tools = tools
@@ -304,7 +387,15 @@ class Worker:
         if tool is None:
             return self._fail(record, INVALID_PARAMS, f"Unknown tool: {record.tool}")
         control = _StoreControl(
-            self._store, record, self._clock, remaining_ms, self._yield_margin_ms, retries, self._limits
+            self._store,
+            record,
+            self._clock,
+            remaining_ms,
+            self._yield_margin_ms,
+            retries,
+            self._limits,
+            max_runtime_ms=self._max_runtime_ms,
+            callback_base_url=self._callback_base_url,
         )
         ctx = ToolContext(
             task_id=task_id,
@@ -314,6 +405,7 @@ class Worker:
             # A task has no response stream: progress is its statusMessage, logs go to our log.
             peer=Peer(capabilities=ClientCapabilities(record.client_capabilities)),
             owner=record.owner,
+            job_outcomes=record.job_outcomes,
         )
         contexts.append(ctx)
         try:
@@ -336,6 +428,8 @@ class Worker:
         except TaskYield:
             control.flush()  # the next step reads what this one reported last
             return StepOutcome(StepKind.CONTINUE)
+        except HandedOff:
+            return StepOutcome(StepKind.HAND_OFF)
         except TaskCancelled:
             return _NOTHING
         except ServiceUnavailable:

@@ -46,6 +46,9 @@ def app() -> ASGIApp:
     aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))
+    # Where callback URLs point (tools.jobs.Callback): this server, unless told otherwise.
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    os.environ.setdefault("PUBLIC_URL", f"http://{shown}:{port}")
     provider = None
     if os.environ.get("TASKGATE_SIGN_IN") == "dev":
         idp_port = int(os.environ.get("IDP_PORT", str(port + 1)))

@@ -64,6 +64,14 @@ def requirements(
     service: str, operation: str, params: dict[str, Any], region: str, error: str | None = None
 ) -> list[tuple[str, str]]:
     """The (IAM action, resource ARN) pairs one call needs."""
+    if service in ("batch", "ecs", "glue"):
+        return _job_requirements(service, operation, params, region)
+    return _taskgate_requirements(service, operation, params, region, error)
+
+
+def _taskgate_requirements(
+    service: str, operation: str, params: dict[str, Any], region: str, error: str | None
+) -> list[tuple[str, str]]:
     account = ACCOUNT
 
     def table(name: str, index: str | None = None) -> str:
@@ -115,6 +123,35 @@ def requirements(
             name = f"arn:aws:lambda:{region}:{account}:function:{name}"
         return [("lambda:InvokeFunction", name)]
     return [(f"{service}:{operation}", "*")]
+
+
+def _job_requirements(
+    service: str, operation: str, params: dict[str, Any], region: str
+) -> list[tuple[str, str]]:
+    """The jobs tools hand off (domain/jobs.py): the resources IAM scopes their calls to."""
+    account = ACCOUNT
+
+    def arn(kind: str, name: str) -> str:
+        return name if name.startswith("arn:") else f"arn:aws:{service}:{region}:{account}:{kind}/{name}"
+
+    action = f"{service}:{operation}"
+    if service == "batch":
+        if operation == "SubmitJob":
+            # IAM checks SubmitJob against the queue and the job definition.
+            return [
+                (action, arn("job-queue", params["jobQueue"])),
+                (action, arn("job-definition", params["jobDefinition"])),
+            ]
+        if operation == "TerminateJob":
+            return [(action, arn("job", params["jobId"]))]
+        return [(action, "*")]  # DescribeJobs: no resource-level permissions
+    if service == "ecs":
+        if operation == "RunTask":
+            return [(action, arn("task-definition", params["taskDefinition"]))]
+        cluster = str(params.get("cluster", "default")).rsplit("/", 1)[-1]
+        tasks = params.get("tasks") or [params.get("task", "")]
+        return [(action, arn("task", t if "/" in t else f"{cluster}/{t}")) for t in tasks]
+    return [(action, arn("job", params["JobName"]))]  # glue: StartJobRun, GetJobRun(s), BatchStopJobRun
 
 
 def install(directory: Path) -> None:

@@ -25,6 +25,25 @@ moto exactly as it talks to AWS.
    parser keeps a class-level stack, so two executions starting at once corrupt
    each other. Each DynamoDB request and each parse runs under a lock here. The
    locks never nest into other moto calls, so they cannot deadlock.
+6. The ``.sync`` integrations with Step Functions, Batch and ECS call those services
+   with the state's parameters as the ASL names them (``StateMachineArn``) and read
+   the answers as Step Functions reports them (``ExecutionArn``), but moto 5.2 ships
+   the step that maps one spelling to the other as a no-op (the port of LocalStack's
+   parser left out its two bodies), so every such state fails. We put them back: the
+   parameters are matched to the service's own member names, the answers renamed the
+   way Step Functions does.
+7. ``glue:startJobRun.sync`` fails every run as it ends: the wait's clean-up stops the
+   task-token listener that every other ``.sync`` service sets up and Glue's does not
+   (``None.interrupt_all()``). We give Glue's integration the same listener.
+8. moto leaves a service's timestamps in the execution's data as Python datetimes (AWS's
+   state data is JSON), and ``States.JsonToString`` then fails on them. We encode them
+   as moto's own execution history does (ISO 8601).
+9. ``GetExecutionHistory`` ignores ``reverseOrder`` and ``maxResults``: every page is the
+   whole history, oldest first, so "the latest event" reads the first. We honour both
+   (one page: the events are already in memory; no ``nextToken``).
+10. A task state whose heartbeat did not come in time fails with ``States.Timeout``
+    (moto treats every timeout alike); AWS fails it with ``States.HeartbeatTimeout``,
+    and so do we.
 """
 
 from __future__ import annotations
@@ -178,4 +197,133 @@ def apply(invoke: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
             return original_parse(definition)
 
     AmazonStateLanguageParser.parse = staticmethod(parse)  # type: ignore[method-assign]
+    _normalise_sync_integrations()
     _applied = True
+
+
+def _normalise_sync_integrations() -> None:
+    """Fix 6: the request and response mapping of the .sync services taskgate hands jobs to."""
+    import botocore.session
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
+        StateTaskService,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_batch import (
+        StateTaskServiceBatch,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_ecs import (
+        StateTaskServiceEcs,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn import (
+        StateTaskServiceSfn,
+    )
+    from moto.stepfunctions.parser.utils import camel_to_snake_case
+
+    services = (StateTaskServiceSfn, StateTaskServiceBatch, StateTaskServiceEcs)
+    models: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def operation(self: Any, service: str | None, action: str | None) -> Any:
+        name = self._get_boto_service_name(boto_service_name=service)
+        with lock:
+            if name not in models:
+                models[name] = botocore.session.get_session().get_service_model(name)
+        model = models[name]
+        wanted = self._get_boto_service_action(service_action_name=action)
+        found = next((op for op in model.operation_names if camel_to_snake_case(op) == wanted), None)
+        return model.operation_model(found) if found else None
+
+    def normalise_parameters(
+        self: Any,
+        parameters: dict[str, Any],
+        boto_service_name: str | None = None,
+        service_action_name: str | None = None,
+    ) -> None:
+        if not isinstance(self, services):
+            return
+        op = operation(self, boto_service_name, service_action_name)
+        if op is not None and op.input_shape is not None:
+            self._to_boto_request(parameters, op.input_shape)
+
+    def normalise_response(
+        self: Any, response: Any, boto_service_name: str | None = None, service_action_name: str | None = None
+    ) -> None:
+        if not isinstance(self, services):
+            return
+        op = operation(self, boto_service_name, service_action_name)
+        if op is not None and op.output_shape is not None:
+            self._from_boto_response(response, op.output_shape)
+
+    StateTaskService._normalise_parameters = normalise_parameters  # type: ignore[method-assign]
+    StateTaskService._normalise_response = normalise_response  # type: ignore[method-assign]
+
+    # Fix 7: every instance shares the module's set, so adding to it reaches them all.
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service_glue
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.resource import (
+        ResourceCondition,
+    )
+
+    patterns: set[Any] = state_task_service_glue._SUPPORTED_INTEGRATION_PATTERNS
+    patterns.add(ResourceCondition.WaitForTaskToken)
+
+    # Fix 8.
+    from moto.stepfunctions.parser.asl.component.intrinsic.function.statesfunction.json_manipulation import (
+        json_to_string,
+    )
+    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+
+    def json_to_string_body(self: Any, env: Any) -> None:
+        self.argument_list.eval(env=env)
+        args = env.stack.pop()
+        env.stack.append(to_json_str(args.pop(), separators=(",", ":")))
+
+    json_to_string.JsonToString._eval_body = json_to_string_body  # type: ignore[method-assign]
+
+    # Fix 9.
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    original_history = StepFunctionResponse.get_execution_history
+
+    def get_execution_history(self: Any) -> Any:
+        result = original_history(self)
+        body = getattr(result, "result", None)
+        events = body.get("events") if isinstance(body, dict) else None
+        if isinstance(events, list) and isinstance(body, dict):
+            # A copy: the list may be the execution's own.
+            ordered = events[::-1] if self._get_param("reverseOrder") else list(events)
+            limit = self._get_param("maxResults")
+            body["events"] = ordered[: int(limit)] if limit else ordered
+        return result
+
+    StepFunctionResponse.get_execution_history = get_execution_history  # type: ignore[method-assign]
+
+    # Fix 10.
+    from moto.stepfunctions.parser.api import HistoryEventType, TaskTimedOutEventDetails
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task import StateTask
+    from moto.stepfunctions.parser.asl.eval.callback.callback import HeartbeatTimeoutError
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    original_from_error = StateTask._from_error
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        if not isinstance(ex, HeartbeatTimeoutError):
+            return original_from_error(self, env, ex)
+        heartbeat = StatesErrorNameType.StatesHeartbeatTimeout
+        return FailureEvent(
+            env=env,
+            error_name=StatesErrorName(typ=heartbeat),
+            event_type=HistoryEventType.TaskTimedOut,
+            event_details=EventDetails(  # type: ignore[typeddict-item]  # moto's TypedDict is total
+                taskTimedOutEventDetails=TaskTimedOutEventDetails(
+                    resourceType=self._get_sfn_resource_type(),
+                    resource=self._get_sfn_resource(),
+                    error=heartbeat.to_name(),
+                )
+            ),
+        )
+
+    StateTask._from_error = from_error  # type: ignore[method-assign]

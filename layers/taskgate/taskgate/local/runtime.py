@@ -3,7 +3,13 @@
 The same table shape, the same ``statemachines/task.asl.json`` (with the
 template's substitutions) and the same worker handler as a deployment; only the
 endpoints differ. ``tests/unit/test_template.py`` keeps the table in step
-with ``template.yaml``.
+with ``template.yaml``. The example pipeline (``statemachines/pipeline.asl.json``)
+that ``run_pipeline`` hands off is created beside it, as the template creates it.
+
+Jobs tools hand off run where moto runs them: another state machine's execution
+(executed, like the task's), Batch (without Docker: a job succeeds as it is
+submitted, or fails with ``MOTO_SIMPLE_BATCH_FAIL_AFTER`` set), ECS (a task stops
+after a few looks at it) and Glue (a run succeeds at once).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ REGION = "us-east-1"
 TABLE_NAME = "taskgate-tasks"
 RESULT_BUCKET = "taskgate-results-local"
 STATE_MACHINE_NAME = "taskgate-task"
+PIPELINE_NAME = "taskgate-pipeline"
 REQUEST_STATE_SECRET = "taskgate-request-state"
 SIGN_IN_KEY_SECRET = "taskgate-sign-in-key"
 WORKER_NAME = "taskgate-worker"
@@ -119,6 +126,7 @@ class EmbeddedAws:
         self.root = root or repo_root()
         self.table_name = TABLE_NAME
         self.state_machine_arn = ""
+        self.pipeline_arn = ""
         self.request_state_secret_arn = ""
         self.worker_version = ""
         self._role_arn = ""
@@ -136,7 +144,9 @@ class EmbeddedAws:
             os.environ.setdefault(key, value)
         # An endpoint override would send the app's calls past the in-process mock.
         os.environ.pop("AWS_ENDPOINT_URL", None)
-        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self._mock = mock_aws(
+            config={"stepfunctions": {"execute_state_machine": True}, "batch": {"use_docker": False}}
+        )
         self._mock.start()
         moto_fixes.apply(self._invoke_worker)
         self._create_resources()
@@ -144,6 +154,7 @@ class EmbeddedAws:
         os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
         os.environ["RESULT_BUCKET"] = RESULT_BUCKET
         os.environ["REQUEST_STATE_SECRET_ARN"] = self.request_state_secret_arn
+        os.environ["PIPELINE_STATE_MACHINE_ARN"] = self.pipeline_arn
         os.environ["OAUTH_SIGNING_SECRET_ARN"] = self.sign_in_key_secret_arn
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
@@ -261,6 +272,13 @@ class EmbeddedAws:
         self.worker_version = str(published["Version"])
         definition = self._definition(published["FunctionArn"])
         self._machines = 1
-        self.state_machine_arn = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        self.state_machine_arn = sfn.create_state_machine(
             name=STATE_MACHINE_NAME, definition=definition, roleArn=role_arn, type="STANDARD"
+        )["stateMachineArn"]
+        self.pipeline_arn = sfn.create_state_machine(
+            name=PIPELINE_NAME,
+            definition=(self.root / "statemachines" / "pipeline.asl.json").read_text(),
+            roleArn=role_arn,
+            type="STANDARD",
         )["stateMachineArn"]

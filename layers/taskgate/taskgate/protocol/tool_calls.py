@@ -15,7 +15,7 @@ from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..tools.awaiting import finish
-from ..tools.context import InputNeeded, TaskCancelled, ToolContext
+from ..tools.context import InputNeeded, NoTaskControl, TaskCancelled, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
@@ -71,7 +71,7 @@ def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None
     return ToolRequest(found, arguments, args, size)
 
 
-class _CallerLink:
+class _CallerLink(NoTaskControl):
     """A plain call's context control: nothing durable to report to, but the call
     ends when its caller goes away. The tool sees it at its next ``ctx.progress``
     (which raises ``TaskCancelled``) or ``ctx.cancelled()``, and its slot and thread
@@ -89,9 +89,6 @@ class _CallerLink:
 
     def is_cancelled(self) -> bool:
         return self._gone()
-
-    def checkpoint(self, state: Any) -> None:
-        return None
 
 
 def inline_context(call: Call, **fields: Any) -> ToolContext:

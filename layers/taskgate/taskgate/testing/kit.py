@@ -14,6 +14,10 @@ log line, whatever a task's row keeps of them (at most one write per poll interv
     assert [p.message for p in run.progress][-1] == "3/3 resized"
 
     run = tester.call(resize_images, {"bucket": "photos"})          # a plain call
+
+A tool that hands a job off (``ctx.hand_off``) waits with ``run.job`` set; the test ends the
+job (``run.finish_job(output)``, or ``error=`` for a failed one), or calls back the URL the
+tool's ``Callback`` sent (``tester.deliver(url, {"status": "succeeded", …})``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from taskgate_cli.protocol import Client2026, meta_2026, param_headers
 from taskgate_cli.transport import Reply, reply_of
 
 from ..config import Settings
+from ..domain.jobs import PendingJob
 from ..domain.worker import Worker
 from ..root import Taskgate
 from ..tools.context import TaskCancelled, ToolContext
@@ -195,6 +200,22 @@ class Run:
             self._call(given)
         return self
 
+    @property
+    def job(self) -> PendingJob | None:
+        """The job the task waits on (``ctx.hand_off``), while it waits."""
+        record = self._tester.memory.store.get(self.task_id) if self.task_id else None
+        return record.job if record is not None and record.status.value == "working" else None
+
+    def finish_job(self, output: Any = None, *, error: str | None = None, cause: str = "") -> Run:
+        """The job the task waits on ends with ``output`` (the service's description of it,
+        or a child execution's output), or fails with ``error`` and ``cause`` (as Step
+        Functions reports it: ``error="States.TaskFailed"``); the tool runs on."""
+        if self.task_id is None or self.task_id not in self._tester.memory.jobs.running:
+            raise AssertionError(f"no job is running for this run ({self!r})")
+        self._tester.memory.finish_job(self.task_id, output, error=error, cause=cause)
+        self._refresh()
+        return self
+
     def cancel(self) -> Run:
         """Cancel the task (``tasks/cancel``), as a client would."""
         if self.task_id is None:
@@ -312,7 +333,13 @@ class ToolTester:
         self.tools = ToolRegistry()
         for found in _tools_of(tools):
             self.tools.add(self._watched(found))
-        values: dict[str, Any] = {"task_table": "memory", "tool_modules": (), **settings}
+        # Callback URLs (a tool's Callback) need a public URL; any will do in memory.
+        values: dict[str, Any] = {
+            "task_table": "memory",
+            "tool_modules": (),
+            "public_url": "https://taskgate.test",
+            **settings,
+        }
         self.root = Taskgate(Settings(**values), self.memory.ports(), tools=self.tools)
         self._tasks: dict[str, Run] = {}
         self._current: Run | None = None
@@ -391,6 +418,19 @@ class ToolTester:
         if not isinstance(message, dict):
             raise AssertionError(f"{method} answered HTTP {status} without a JSON-RPC message: {message!r}")
         return message
+
+    def deliver(self, url: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` to a callback URL a tool's ``Callback`` sent, as the outside system
+        would; then run on. Returns the HTTP status and body the system gets."""
+        from urllib.parse import parse_qs, urlsplit
+
+        parts = urlsplit(url)
+        task_id = parts.path.rsplit("/", 1)[-1]
+        reply = self.root.callbacks.deliver(task_id, parse_qs(parts.query).get("secret", [""])[0], body)
+        self._settle()
+        if task_id in self._tasks:
+            self._tasks[task_id]._refresh()
+        return reply.status, reply.body
 
     def _settle(self) -> None:
         self.memory.settle(self.root.worker)

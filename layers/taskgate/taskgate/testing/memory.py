@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
 from ..domain.calls import CallClaim
 from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
+from ..domain.jobs import CallbackSlot, JobKind, JobProgress, PendingJob
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
@@ -55,6 +56,8 @@ class MemoryTaskStore:
 
     def __init__(self, capacity: int | None = None) -> None:
         self.records: dict[str, TaskRecord] = {}
+        # The job request each waiting task handed to the state machine (its jobRequest).
+        self.job_requests: dict[str, dict[str, Any]] = {}
         self._active: dict[str, set[str]] = {}
         # DynamoDB's owner index is eventually consistent: with ``index_lags`` on, tasks
         # created since are missing from ``list_for_owner`` until ``catch_up_index``.
@@ -110,6 +113,21 @@ class MemoryTaskStore:
                     task_token=token,
                     last_updated_at_ms=now_ms,
                     status_message="Waiting for input from the client.",
+                )
+            )
+
+    def park_callback(self, task_id: str, key: str, token: str, now_ms: int) -> None:
+        """What the state machine's AwaitCallback state writes: parked on ``token``, only
+        while working on the job ``key`` with no outcome for it yet (a cancel, or a
+        callback that came first, wins)."""
+        with self._lock:
+            record = self._row(Op.WAIT, task_id)
+            if record.job is None or record.job.key != key or key in record.job_outcomes:
+                raise TransitionRejected(task_id)
+            slot = record.callback or CallbackSlot("", 0, key)
+            self._put(
+                dataclasses.replace(
+                    record, callback=dataclasses.replace(slot, token=token), last_updated_at_ms=now_ms
                 )
             )
 
@@ -243,6 +261,7 @@ class MemoryTaskStore:
                 "result_ref": result_ref,
                 "task_token": None,
                 "input_requests": {},
+                "callback": _tokenless(record.callback),
             }
             if message is not None:
                 changes["status_message"] = message
@@ -299,9 +318,111 @@ class MemoryTaskStore:
                 status_message=message,
                 task_token=None,
                 input_requests={},
+                callback=_tokenless(record.callback),
             )
             self._put(cancelled)
             return cancelled
+
+    def hand_off(
+        self,
+        task_id: str,
+        job: PendingJob,
+        request: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        callback: CallbackSlot | None = None,
+        history_events: int = 0,
+    ) -> None:
+        with self._lock:
+            record = self._row(Op.HAND_OFF, task_id)
+            _refuse_oversize(json_size(request))
+            self.job_requests[task_id] = request
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    job=job,
+                    callback=callback,
+                    job_checked_at_ms=None,
+                    status_message=job.waiting_message(),
+                    history_events=record.history_events + history_events,
+                )
+            )
+
+    def record_job_outcome(
+        self,
+        task_id: str,
+        key: str,
+        outcome: dict[str, Any],
+        now_ms: int,
+        alive: Expiry,
+        *,
+        secret_hash: str | None = None,
+    ) -> str | None:
+        with self._lock:
+            record = self._row(Op.JOB_DONE, task_id)
+            if record.job is None or record.job.key != key or key in record.job_outcomes:
+                raise TransitionRejected(task_id)
+            slot = record.callback
+            if secret_hash is not None and not _callback_open(slot, key, secret_hash, now_ms):
+                raise TransitionRejected(task_id)
+            token = slot.token if slot is not None else None
+            if secret_hash is None:
+                # The state machine's RecordJobOutcome removes the request; a callback's
+                # delivery leaves it (small) for the LoadJob it may have overtaken.
+                self.job_requests.pop(task_id, None)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    job=None,
+                    job_outcomes={**record.job_outcomes, key: outcome},
+                    # Single use: the URL is refused from now on (its hash stays, so a
+                    # late caller is told it was used rather than that it never existed).
+                    callback=dataclasses.replace(slot, expires_at_ms=0, token=None) if slot else None,
+                    status_message="Resuming with the job's outcome.",
+                )
+            )
+            return token
+
+    def note_job_status(
+        self,
+        task_id: str,
+        key: str,
+        message: str,
+        now_ms: int,
+        alive: Expiry,
+        *,
+        checked_before_ms: int | None = None,
+        secret_hash: str | None = None,
+    ) -> None:
+        with self._lock:
+            record = self._row(Op.JOB_STATUS, task_id)
+            if record.job is None or record.job.key != key:
+                raise TransitionRejected(task_id)
+            if secret_hash is not None and not _callback_open(record.callback, key, secret_hash, now_ms):
+                raise TransitionRejected(task_id)
+            checked = record.job_checked_at_ms
+            if checked_before_ms is not None and checked is not None and checked > checked_before_ms:
+                raise TransitionRejected(task_id)
+            self._put(_touched(record, now_ms, alive, status_message=message, job_checked_at_ms=now_ms))
+
+
+def _tokenless(slot: CallbackSlot | None) -> CallbackSlot | None:
+    """A callback slot without its task token: a task that ended holds no capability."""
+    return dataclasses.replace(slot, token=None) if slot is not None else None
+
+
+def _callback_open(slot: CallbackSlot | None, key: str, secret_hash: str, now_ms: int) -> bool:
+    return (
+        slot is not None
+        and slot.key == key
+        and slot.secret_hash == secret_hash
+        and slot.expires_at_ms > now_ms
+    )
 
 
 def _touched(record: TaskRecord, now_ms: int, alive: Expiry, **changes: Any) -> TaskRecord:
@@ -333,6 +454,7 @@ class MemoryWorkflow:
         self.stop_reasons: dict[str, str] = {}
         self.runnable: list[str] = []
         self.waiting: dict[str, str] = {}  # token -> task id
+        self.heartbeats: list[str] = []
         # Set to an exception to make the next call of that name raise it.
         self.fail_next: dict[str, Exception] = {}
         # The stored execution ids Stop and Describe were given (None: a row without one).
@@ -379,6 +501,12 @@ class MemoryWorkflow:
         self.runnable.append(task_id)
         return True
 
+    def heartbeat(self, task_token: str) -> bool:
+        self._maybe_fail("heartbeat")
+        self.heartbeats.append(task_token)
+        task_id = self.waiting.get(task_token)
+        return task_id is not None and self.executions.get(task_id) == "RUNNING"
+
     def stop(self, task_id: str, reason: str, execution: str | None = None) -> None:
         self._maybe_fail("stop")
         self.stopped += 1
@@ -394,6 +522,42 @@ class MemoryWorkflow:
         if self._complete_into is not None:
             return "RUNNING"
         return self.executions.get(task_id)
+
+
+class MemoryJobs:
+    """``Jobs`` as the services behave: a job runs from when the state machine's wait starts
+    it (``World.settle`` plays that) until a test ends it (``World.finish_job``) or it is
+    stopped. ``progress`` is what describing a running job reports."""
+
+    def __init__(self) -> None:
+        self.running: dict[str, PendingJob] = {}  # task id -> the job it waits on
+        self.started: list[tuple[str, str]] = []  # (task id, key), in order
+        self.stopped: dict[str, str] = {}  # task id -> why
+        self.progress: dict[str, JobProgress] = {}
+        self.described = 0
+        # Set to an exception to make the next call of that name raise it.
+        self.fail_next: dict[str, Exception] = {}
+
+    def start(self, task_id: str, job: PendingJob) -> None:
+        self.running[task_id] = job
+        self.started.append((task_id, job.key))
+
+    def describe(self, task_id: str, job: PendingJob, execution: str | None = None) -> JobProgress | None:
+        exc = self.fail_next.pop("describe", None)
+        if exc is not None:
+            raise exc
+        self.described += 1
+        if self.running.get(task_id) != job:
+            return None
+        return self.progress.get(task_id, JobProgress("RUNNING"))
+
+    def stop(self, task_id: str, job: PendingJob, reason: str, execution: str | None = None) -> None:
+        exc = self.fail_next.pop("stop", None)
+        if exc is not None:
+            raise exc
+        if self.running.get(task_id) == job:
+            del self.running[task_id]
+            self.stopped[task_id] = reason
 
 
 class MemoryBlobs:
@@ -677,6 +841,7 @@ class Memory:
     workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
+    jobs: MemoryJobs = field(default_factory=MemoryJobs)
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
     stream_time: float = 0.0
     on_wait: Callable[[], None] = lambda: None
@@ -700,9 +865,50 @@ class Memory:
                 self.workflow.waiting[token] = task_id
         elif outcome.kind is StepKind.CONTINUE:
             self.workflow.runnable.append(task_id)
+        elif outcome.kind is StepKind.HAND_OFF:
+            self.start_job(task_id)
         elif executions.get(task_id) == "RUNNING":
             executions[task_id] = "SUCCEEDED"
         return outcome
+
+    def start_job(self, task_id: str) -> None:
+        """What the state machine does with a job a step handed off (LoadJob, StartJob and
+        the wait): a callback parks on a token (unless its outcome came first: then RunTool
+        runs); any other job starts in ``jobs`` and runs until ``finish_job``."""
+        record = self.store.get(task_id)
+        request = self.store.job_requests.get(task_id)
+        if record is None or record.status is not TaskStatus.WORKING or request is None:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # StartJob's Choice: Done
+            return
+        if request["kind"] == JobKind.CALLBACK:
+            self.tokens += 1
+            token = f"callback-token-{self.tokens}"
+            try:
+                self.store.park_callback(task_id, request["key"], token, self.clock())
+            except TransitionRejected:
+                self.workflow.runnable.append(task_id)  # AwaitCallback's Catch: RunTool decides
+            else:
+                self.workflow.waiting[token] = task_id
+            return
+        assert record.job is not None
+        self.jobs.start(task_id, record.job)
+
+    def finish_job(
+        self, task_id: str, output: Any = None, *, error: str | None = None, cause: str = ""
+    ) -> None:
+        """The job the task waits on ends, with ``output`` (or failed, with ``error`` and
+        ``cause``): the wait state's result or its Catch, then RecordJobOutcome (a cancel
+        that came first wins), then RunTool."""
+        job = self.jobs.running.pop(task_id)
+        raw: dict[str, Any] = {"Error": error, "Cause": cause} if error else {"ok": True, "output": output}
+        record = self.store.records[task_id]
+        now = self.clock()
+        try:
+            self.store.record_job_outcome(task_id, job.key, raw, now, record.kept_alive(now))
+        except TransitionRejected:
+            self.workflow.executions[task_id] = "SUCCEEDED"  # RecordJobOutcome's Catch: Done
+            return
+        self.workflow.runnable.append(task_id)
 
     def settle(self, worker: Worker, max_steps: int = 100) -> None:
         """Run every queued execution until each has finished or parked, as the state
@@ -729,6 +935,7 @@ class Memory:
             clock=self.clock,
             sleep=self._wait,
             monotonic=lambda: self.stream_time,
+            jobs=lambda: self.jobs,
             sign_in=self._sign_in_ports,
         )
 

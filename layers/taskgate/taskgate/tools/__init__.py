@@ -8,21 +8,29 @@ from __future__ import annotations
 
 from .context import Answer, CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolError
 from .input import ElicitUrl, InputRefused, ListRoots, MissingCapability, Root, Sample, Sampled
+from .jobs import BatchJob, Callback, EcsTask, GlueJobRun, JobFailed, JobResult, StepFunctionsExecution
 from .needs import secret
 from .registry import Tool, ToolRegistry, registry, tool
 
 __all__ = [
     "Answer",
+    "BatchJob",
+    "Callback",
     "CheckpointTooLarge",
+    "EcsTask",
     "Elicit",
     "ElicitUrl",
+    "GlueJobRun",
     "InputRefused",
+    "JobFailed",
+    "JobResult",
     "ListRoots",
     "MissingCapability",
     "ProtocolError",
     "Root",
     "Sample",
     "Sampled",
+    "StepFunctionsExecution",
     "Tool",
     "ToolContext",
     "ToolError",

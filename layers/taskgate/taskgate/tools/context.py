@@ -29,6 +29,7 @@ from .input import (
     check_elicit_answer,
     required_capability,
 )
+from .jobs import Job, JobResult, JobSpec, read_result
 from .peer import LOG_LEVELS, NO_PEER, Peer, at_least, python_level, tool_logger
 
 # A question of any kind; ``ask_all`` takes form and URL elicitations, ``gather`` all four.
@@ -88,6 +89,15 @@ class TaskCancelled(Exception):
     """The task was cancelled (or ended) under the tool; stop now."""
 
 
+class HandedOff(Exception):
+    """Raised by ``hand_off`` once the job is stored: the step ends, and the task waits
+    for the job at no compute."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"handed off: {key}")
+        self.key = key
+
+
 class TaskYield(Exception):
     """Raised by ``checkpoint`` when this invocation is nearly out of time: the step
     ends and the next one resumes the tool from the saved state."""
@@ -141,6 +151,9 @@ class TaskControl(Protocol):
 
     def checkpoint(self, state: Any) -> None: ...
 
+    def hand_off(self, key: str, spec: JobSpec) -> None:
+        """Store the job for the state machine to start (and, for a callback, send its URL)."""
+
 
 class Listener(Protocol):
     """Hears every progress report and log line a tool makes, as it makes it (before any of
@@ -151,8 +164,9 @@ class Listener(Protocol):
     def log(self, ctx: ToolContext, level: str, message: str, data: Any) -> None: ...
 
 
-class _NoTask:
-    """Control for a tool run inline (not as a task): nothing durable to report to."""
+class NoTaskControl:
+    """Control for a tool run inline (not as a task): nothing durable to report to, and
+    no job can be handed off (nothing would wait for it)."""
 
     def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
         return None
@@ -166,6 +180,12 @@ class _NoTask:
     def checkpoint(self, state: Any) -> None:
         return None
 
+    def hand_off(self, key: str, spec: JobSpec) -> None:
+        raise ToolError(
+            "This tool waits on a job, which only a task can do: call it as a task "
+            "(params.task in 2025-11-25, the tasks extension in 2026-07-28)."
+        )
+
 
 class ToolContext:
     def __init__(
@@ -177,6 +197,7 @@ class ToolContext:
         control: TaskControl | None = None,
         peer: Peer | None = None,
         owner: str | None = None,
+        job_outcomes: dict[str, Any] | None = None,
     ) -> None:
         self.task_id = task_id
         # Who called: the identity the task belongs to (None only outside a request).
@@ -185,7 +206,7 @@ class ToolContext:
         self._scratch: Path | None = None
         self._scratch_lock: int | None = None
         self._answers = dict(answers or {})
-        self._control: TaskControl = control or _NoTask()
+        self._control: TaskControl = control or NoTaskControl()
         self.state = state
         self.stream_closed = False
         # Every question key asked in this run, answered or not.
@@ -193,6 +214,7 @@ class ToolContext:
         self.peer = peer or NO_PEER
         self._progress = 0.0
         self._auto_keys: dict[str, int] = {}
+        self._job_outcomes = dict(job_outcomes or {})
         self.listeners: list[Listener] = []
 
     @property
@@ -295,6 +317,17 @@ class ToolContext:
         """
         self._control.checkpoint(state)
         self.state = state
+
+    def hand_off(self, key: str, job: Job, *, check: bool = True) -> JobResult:
+        """Hand ``job`` off and wait for it at no compute: the step ends here, and the tool
+        runs again from the top once the job has ended, when this returns its outcome.
+        ``key`` must be unique over the task's life (like a question's). A failed job
+        raises ``JobFailed``; with ``check=False`` its result says so instead."""
+        spec = job.spec(self.task_id or "", key)
+        if key in self._job_outcomes:
+            return read_result(key, spec.kind, spec.label(key), self._job_outcomes[key], check=check)
+        self._control.hand_off(key, spec)
+        raise HandedOff(key)
 
     def close_stream(self) -> None:
         """Ask the server to end the client's SSE stream before the result is sent
