@@ -4,8 +4,8 @@
 timeout) and Strands Agents (2026-07-28, no tasks), each through its own local API Gateway
 front (tests/apigw_front.py: buffered, cut at 30 s) in front of one `make serve` server.
 
-It prints, for each, what it got and when (a result with live progress, or a job handle its
-model drives with taskgate_job_status / taskgate_job_result), and every HTTP request the
+It prints, for each, what it got and when (a result with live progress, or a task handle its
+model drives with taskgate_task_status / taskgate_task_result), and every HTTP request the
 front saw: never a 503/504 cut, never a client timeout. It takes the tool's length (10
 minutes by default), so it is a script, not part of `make test`.
 
@@ -42,7 +42,7 @@ def main() -> int:
     run_setup(ROOT / "tests" / "e2e" / "hosts" / "setup.sh", "hosts", timeout=1500)
     drivers = TOOLS / "node" / "drivers"
     drivers.mkdir(exist_ok=True)
-    shutil.copy(HERE / "mcp_remote_job.mjs", drivers / "mcp_remote_job.mjs")
+    shutil.copy(HERE / "mcp_remote_handle.mjs", drivers / "mcp_remote_handle.mjs")
     work = TOOLS / "ten-minute"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -53,13 +53,13 @@ def main() -> int:
         commands = {
             "mcp-remote": [
                 str(NODE),
-                str(drivers / "mcp_remote_job.mjs"),
+                str(drivers / "mcp_remote_handle.mjs"),
                 f"{fronts[0].url}/mcp",
                 f"{args.seconds:g}",
             ],
             "strands": [
                 str(TOOLS / "py-mcp2" / "bin" / "python"),
-                str(HERE / "strands_job.py"),
+                str(HERE / "strands_handle.py"),
                 f"{fronts[1].url}/mcp",
                 f"{args.seconds:g}",
             ],
@@ -91,7 +91,7 @@ def main() -> int:
         cut = [r for r in records[name] if r.cut]
         print(f"    requests through the front: {dict(seen)}; cut by the front: {len(cut)}")
         events = {line["event"] for line in lines}
-        ok &= not cut and "error" not in events and ("job_result" in events or "answered" in events)
+        ok &= not cut and "error" not in events and ("handle_result" in events or "answered" in events)
     print(f"\n[10-minute call] {'ok: never a cut, never a timeout' if ok else 'FAILED'}")
     return 0 if ok else 1
 

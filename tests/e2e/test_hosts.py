@@ -75,7 +75,7 @@ FAILING_UNTIL_SERVER_SIDE: dict[str, set[str]] = {
 #
 # llamaindex gives up on any call at 30 s (BasicMCPClient's timeout) and sends
 # notifications/cancelled, which stops the work: a 45 s tool needs its user to set
-# BasicMCPClient(url, timeout=…) or headers={"Taskgate-Wait-Seconds": "25"} (a job at once).
+# BasicMCPClient(url, timeout=…) or headers={"Taskgate-Wait-Seconds": "25"} (a task handle at once).
 CLIENT_LIMITS: dict[str, set[str]] = {"pydantic-ai": {"elicit", "cancel"}, "llamaindex": {"long"}}
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -235,14 +235,14 @@ class Outcome:
         return " as a task" if self.used_tasks else ""
 
     @property
-    def handed_a_job(self) -> bool:
-        """The long call was answered at once with a job handle ("tasks as tools")."""
+    def handed_a_handle(self) -> bool:
+        """The long call was answered at once with a task handle ("tasks as tools")."""
         line = self._line("long")
         return bool(
             line
             and line.get("ok")
             and line["seconds"] < PROGRESS_EARLY_SECONDS
-            and "taskgate_job_status" in str(line.get("value"))
+            and "taskgate_task_status" in str(line.get("value"))
         )
 
     @property
@@ -255,8 +255,8 @@ class Outcome:
             return Cell(None, "not exposed")
         if self.used_tasks:
             return Cell(None, "called as a task: no progress notifications")
-        if self.handed_a_job:
-            return Cell(None, "answered at once with a job: its progress is the job's status")
+        if self.handed_a_handle:
+            return Cell(None, "answered at once with a task handle: its progress is the task's status")
         line, long_line = self._line("progress"), self._line("long")
         if line is None or long_line is None:
             return Cell(False, "never ran")

@@ -149,7 +149,7 @@ def test_mcp_remote_through_sam_local_start_api(hosts_installed: None, start_api
     long_ok = cells["long"].ok is True and "finished after" in str(lines["long"].get("value"))
     if SERVER_SIDE_LANDED:
         # The result, or (when the work outlasts what the host waits, as here where each
-        # worker step starts a container of its own) the job it is handed over as: never the
+        # worker step starts a container of its own) the task handle it is handed over as: never the
         # function's own timeout.
         assert cells["long"].ok is True, cells["long"]
     else:

@@ -6,7 +6,7 @@
   stream, which each SDK resumes with Last-Event-ID; the tool's progress numbers reach
   the progress callback before the result.
 - The TypeScript SDK calls a 10-minute one (past its own 60 s timeout) and ``mcp==2.3.0``
-  (2026-07-28) a 2-minute one: each gets a job at once and drives it with the job tools.
+  (2026-07-28) a 2-minute one: each gets a task handle at once and drives it with the handle tools.
 """
 
 from __future__ import annotations
@@ -57,18 +57,18 @@ def test_ts_sdk_gets_a_long_plain_calls_progress_then_its_result(server_url: str
     _early_progress(out)
 
 
-def test_ts_sdk_past_its_timeout_gets_a_job_it_can_drive(server_url: str) -> None:
-    out = _run([str(NODE), str(CLIENTS2025 / "ts_sdk_tools.mjs"), server_url, "long_job"], "ts-sdk")
+def test_ts_sdk_past_its_timeout_gets_a_task_handle_it_can_drive(server_url: str) -> None:
+    out = _run([str(NODE), str(CLIENTS2025 / "ts_sdk_tools.mjs"), server_url, "long_handle"], "ts-sdk")
     assert out["transportErrors"] == [] and out["answeredAt"] < 5
     assert out["handed"]["structured"]["status"] == "working"
-    assert "taskgate_job_status" in out["handed"]["texts"][0]
-    assert set(out["jobTools"]) == {"taskgate_job_status", "taskgate_job_result", "taskgate_job_cancel"}
+    assert "taskgate_task_status" in out["handed"]["texts"][0]
+    assert set(out["handleTools"]) == {"taskgate_task_status", "taskgate_task_result", "taskgate_task_cancel"}
     assert out["status"]["status"] == "working" and out["cancel"]["status"] == "cancelled"
     assert out["afterCancel"]["isError"] is True
 
 
-def test_mcp_2_3_gets_a_job_never_a_task(server_url: str) -> None:
-    out = _run([str(PY2026), str(CLIENTS2026 / "mcp2_client.py"), server_url, "long_job"], "mcp 2.3")
+def test_mcp_2_3_gets_a_task_handle_never_a_task(server_url: str) -> None:
+    out = _run([str(PY2026), str(CLIENTS2026 / "mcp2_client.py"), server_url, "long_handle"], "mcp 2.3")
     assert out["ok"] and out["protocolVersion"] == "2026-07-28" and out["answeredAt"] < 5
     assert out["handed"]["structured"]["status"] == "working"
     assert out["status"]["status"] == "working" and out["cancel"]["status"] == "cancelled"

@@ -33,7 +33,7 @@ PROTOCOL_2026 = "2026-07-28"
         ("long_job", {"minutes": 0.1}, CallPolicy(), {}, False, False, Plan.INLINE),
         # 2025-11-25: the call's own resumable stream while the caller waits for it…
         ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, True, Plan.STREAM),
-        # …a job handle beyond that…
+        # …a task handle beyond that…
         ("long_job", {"minutes": 10}, CallPolicy(), {}, True, True, Plan.HANDLE),
         # …unless the caller says it waits, or handles are off, or the tool's results have a schema.
         (
@@ -202,33 +202,33 @@ def test_a_retry_of_the_same_call_resumes_the_same_task(legacy: Legacy, world: W
     assert len(world.store.records) == 2
 
 
-def test_a_long_tool_the_caller_cannot_wait_for_is_handed_to_the_model_as_a_job(
+def test_a_long_tool_the_caller_cannot_wait_for_is_handed_to_the_model_as_a_task_handle(
     legacy: Legacy, world: World, http: TestClient
 ) -> None:
     resp = _call(legacy, "long_job", {"minutes": 10, "steps": 4}, 3)
     assert resp.headers["content-type"].startswith("application/json")
     result = resp.json()["result"]
     handle = result["structuredContent"]["handle"]
-    assert result["isError"] is False and "taskgate_job_status" in result["content"][0]["text"]
+    assert result["isError"] is False and "taskgate_task_status" in result["content"][0]["text"]
     assert "task" not in result  # an ordinary result: no task for a client that never asked for one
     tools = {t["name"] for t in legacy.result("tools/list")["tools"]}
-    assert {"taskgate_job_status", "taskgate_job_result", "taskgate_job_cancel"} <= tools
-    status = legacy.result("tools/call", {"name": "taskgate_job_status", "arguments": {"handle": handle}})
+    assert {"taskgate_task_status", "taskgate_task_result", "taskgate_task_cancel"} <= tools
+    status = legacy.result("tools/call", {"name": "taskgate_task_status", "arguments": {"handle": handle}})
     assert status["structuredContent"]["status"] == "working"
-    waiting = legacy.result("tools/call", {"name": "taskgate_job_result", "arguments": {"handle": handle}})
+    waiting = legacy.result("tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}})
     assert waiting["isError"] is False and "still working" in waiting["content"][0]["text"]
     world.settle()
-    done = legacy.result("tools/call", {"name": "taskgate_job_result", "arguments": {"handle": handle}})
+    done = legacy.result("tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}})
     assert done["content"][0]["text"] == "long job done after 4 steps"
     # Owner-scoped: another caller's handle reads as one that never existed.
     other = Legacy(TestClient(_as_owner(world, "mallory"), base_url="http://localhost"))
     other.initialize()
-    for name in ("taskgate_job_status", "taskgate_job_result", "taskgate_job_cancel"):
+    for name in ("taskgate_task_status", "taskgate_task_result", "taskgate_task_cancel"):
         theirs = other.result("tools/call", {"name": name, "arguments": {"handle": handle}})
-        missing = other.result("tools/call", {"name": name, "arguments": {"handle": "no-such-job"}})
+        missing = other.result("tools/call", {"name": name, "arguments": {"handle": "no-such-task"}})
         assert theirs["isError"] and theirs["content"][0]["text"].replace(handle, "X") == missing["content"][
             0
-        ]["text"].replace("no-such-job", "X")
+        ]["text"].replace("no-such-task", "X")
     assert world.store.records[handle].status is TaskStatus.COMPLETED
 
 
@@ -237,13 +237,13 @@ def _as_owner(world: World, owner: str) -> Any:
     return app
 
 
-def test_the_model_can_cancel_its_job(legacy: Legacy, world: World) -> None:
+def test_the_model_can_cancel_its_task_through_the_handle(legacy: Legacy, world: World) -> None:
     handle = _call(legacy, "long_job", {"minutes": 10}, 3).json()["result"]["structuredContent"]["handle"]
-    out = legacy.result("tools/call", {"name": "taskgate_job_cancel", "arguments": {"handle": handle}})
+    out = legacy.result("tools/call", {"name": "taskgate_task_cancel", "arguments": {"handle": handle}})
     assert out["structuredContent"]["status"] == "cancelled"
     assert world.store.records[handle].status is TaskStatus.CANCELLED
     assert handle in world.workflow.stop_reasons
-    result = legacy.result("tools/call", {"name": "taskgate_job_result", "arguments": {"handle": handle}})
+    result = legacy.result("tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}})
     assert result["isError"] and "cancelled" in result["content"][0]["text"]
 
 
@@ -402,14 +402,14 @@ def _plain_2026(world: World, name: str, arguments: dict[str, Any], msg_id: int 
     return world.handle(body, headers)
 
 
-def test_2026_behind_a_buffering_front_gets_a_job_never_a_task(world: World) -> None:
+def test_2026_behind_a_buffering_front_gets_a_task_handle_never_a_task(world: World) -> None:
     reply = _plain_2026(world, "long_job", {"minutes": 0.5})
     assert reply.status == 200 and reply.body is not None
     result = reply.body["result"]
     assert result["resultType"] == "complete"  # never resultType "task": it did not opt in
     handle = result["structuredContent"]["handle"]
     assert world.store.records[handle].status is TaskStatus.WORKING
-    # The same call again (same id, tool and arguments) is the same job.
+    # The same call again (same id, tool and arguments) is the same task.
     again = _plain_2026(world, "long_job", {"minutes": 0.5})
     assert again.body["result"]["structuredContent"]["handle"] == handle
     assert len(world.store.records) == 1
@@ -490,18 +490,18 @@ def test_a_task_clients_progress_carries_the_tools_numbers(legacy: Legacy, world
     assert progress[-1]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
 
 
-def test_ending_the_session_ends_its_calls_hidden_tasks_but_not_its_jobs(
+def test_ending_the_session_ends_its_calls_hidden_tasks_but_not_those_handed_out(
     legacy: Legacy, world: World
 ) -> None:
     """Clients on the Python SDK 1.x send no notifications/cancelled when a call is
     aborted; they close their session (DELETE). Its calls' streams can never be resumed."""
     streamed, _ = _start_hidden(legacy, world, 31)
-    job = _call(legacy, "long_job", {"minutes": 10}, 32).json()["result"]["structuredContent"]["handle"]
+    handed = _call(legacy, "long_job", {"minutes": 10}, 32).json()["result"]["structuredContent"]["handle"]
     resp = legacy.http.delete("/mcp", headers=legacy.headers())
     assert resp.status_code == 200
     assert world.store.records[streamed].status is TaskStatus.CANCELLED
     assert streamed in world.workflow.stop_reasons
-    assert world.store.records[job].status is TaskStatus.WORKING  # the model's, through its handle
+    assert world.store.records[handed].status is TaskStatus.WORKING  # the model's, through its handle
 
 
 def test_a_stream_whose_response_was_had_is_unknown_from_then_on(legacy: Legacy, world: World) -> None:

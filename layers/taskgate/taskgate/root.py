@@ -289,7 +289,7 @@ class Taskgate:
     @once
     def era2025(self) -> Era:
         # Built by the first request that speaks it: a 2026-07-28 client never does.
-        from .protocol.job_tools import handed
+        from .protocol.handle_tools import handed
         from .protocol.v2025 import Era2025
         from .protocol.v2025.streams import ResultStreams
 

@@ -28,7 +28,7 @@ async function sdk(sub) {
   return import(pathToFileURL(path.join(SDK_DIR, target)).href);
 }
 
-const SCENARIOS = ["sample_plain", "sample_task", "logging", "long_plain", "long_job"];
+const SCENARIOS = ["sample_plain", "sample_task", "logging", "long_plain", "long_handle"];
 const RELATED = "io.modelcontextprotocol/related-task";
 
 function texts(result) {
@@ -100,18 +100,18 @@ async function run(url, scenario) {
       out.texts = texts(result);
       out.progress = progress;
       out.answeredAt = (Date.now() - started) / 1000;
-    } else if (scenario === "long_job") {
-      // Longer than the SDK waits (60 s): the answer is a job the model drives with tools.
+    } else if (scenario === "long_handle") {
+      // Longer than the SDK waits (60 s): the answer is a task handle the model drives with tools.
       const started = Date.now();
       const handed = await client.callTool({ name: "slow_compute", arguments: { seconds: 600, label: "job" } });
       out.answeredAt = (Date.now() - started) / 1000;
       out.handed = { texts: texts(handed), structured: handed.structuredContent ?? null };
       const handle = handed.structuredContent?.handle;
       const tools = (await client.listTools()).tools.map((t) => t.name);
-      out.jobTools = tools.filter((name) => name.startsWith("taskgate_job_"));
-      out.status = (await client.callTool({ name: "taskgate_job_status", arguments: { handle } })).structuredContent;
-      out.cancel = (await client.callTool({ name: "taskgate_job_cancel", arguments: { handle } })).structuredContent;
-      const after = await client.callTool({ name: "taskgate_job_result", arguments: { handle } });
+      out.handleTools = tools.filter((name) => name.startsWith("taskgate_task_"));
+      out.status = (await client.callTool({ name: "taskgate_task_status", arguments: { handle } })).structuredContent;
+      out.cancel = (await client.callTool({ name: "taskgate_task_cancel", arguments: { handle } })).structuredContent;
+      const after = await client.callTool({ name: "taskgate_task_result", arguments: { handle } });
       out.afterCancel = { isError: after.isError ?? false, texts: texts(after) };
     } else if (scenario === "logging") {
       await client.setLoggingLevel("debug");

@@ -33,7 +33,7 @@ const adapter = {
     controller.abort();
     try {
       const result = await call;
-      // What it finished with (a job handle, for a call answered at once).
+      // What it finished with (a task handle, for a call answered at once).
       return `finished before the abort: ${answerText(result)}`;
     } catch (err) {
       return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);

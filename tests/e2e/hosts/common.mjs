@@ -25,12 +25,12 @@ export const ELICIT_FILE = "report.csv";
 
 const now = () => Date.now() / 1000;
 
-const JOB_CANCEL = "taskgate_job_cancel";
+const HANDLE_CANCEL = "taskgate_task_cancel";
 
-// The job a plain call was answered with ("tasks as tools"), if it was.
-export function jobHandle(text) {
-  const match = /background job ([0-9a-f-]{36})/.exec(String(text));
-  return match && String(text).includes(JOB_CANCEL) ? match[1] : null;
+// The task handle a plain call was answered with ("tasks as tools"), if it was.
+export function taskHandle(text) {
+  const match = /background task ([0-9a-f-]{36})/.exec(String(text));
+  return match && String(text).includes(HANDLE_CANCEL) ? match[1] : null;
 }
 
 export function emit(scenario, fields) {
@@ -84,11 +84,11 @@ export async function main(adapter) {
     if (phase === "cancel") {
       await timed("cancel", async () => {
         const how = await adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER);
-        const handle = jobHandle(how);
+        const handle = taskHandle(how);
         if (handle === null) return how;
-        // Answered at once with a job: nothing to abort; the model stops the job instead.
-        const done = await adapter.call(JOB_CANCEL, { handle }, null);
-        return `handed a job, then ${JOB_CANCEL}: ${String(done).slice(0, 120)}`;
+        // Answered at once with a task handle: nothing to abort; the model cancels the task instead.
+        const done = await adapter.call(HANDLE_CANCEL, { handle }, null);
+        return `handed a task handle, then ${HANDLE_CANCEL}: ${String(done).slice(0, 120)}`;
       });
       // What the framework sends on an abort (the TypeScript SDK's notifications/cancelled)
       // is an HTTP request of its own: a host keeps running while it goes out, so the driver

@@ -8,8 +8,8 @@ scenario (tests/e2e/test_hosts.py reads them):
   called the framework's default way, with the progress it reports, where it exposes any.
 - ``cancel``: the 45 s tool again, aborted the framework's own way after ``ABORT_AFTER``
   seconds; then the driver exits (hangs up), and the test looks at the tool on the server.
-  A call answered at once with a job handle (a host that cannot wait that long) has nothing
-  left to abort: the model stops the job, through the framework, with ``taskgate_job_cancel``.
+  A call answered at once with a task handle (a host that cannot wait that long) has nothing
+  left to abort: the model cancels the task, through the framework, with ``taskgate_task_cancel``.
 
     driver.py URL main|cancel RUN SECONDS
 """
@@ -57,13 +57,13 @@ class Adapter(Protocol):
         ...
 
 
-JOB_CANCEL = "taskgate_job_cancel"
+HANDLE_CANCEL = "taskgate_task_cancel"
 
 
-def job_handle(text: str) -> str | None:
-    """The job a plain call was answered with ("tasks as tools"), if it was."""
-    match = re.search(r"background job ([0-9a-f-]{36})", text)
-    return match.group(1) if match and JOB_CANCEL in text else None
+def task_handle(text: str) -> str | None:
+    """The task handle a plain call was answered with ("tasks as tools"), if it was."""
+    match = re.search(r"background task ([0-9a-f-]{36})", text)
+    return match.group(1) if match and HANDLE_CANCEL in text else None
 
 
 def emit(scenario: str, **fields: Any) -> None:
@@ -112,11 +112,11 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
 
             async def abort() -> str:
                 how = await adapter.cancel(LONG_TOOL, long_args, ABORT_AFTER)
-                handle = job_handle(how)
+                handle = task_handle(how)
                 if handle is None:
                     return how
-                done = await adapter.call(JOB_CANCEL, {"handle": handle}, None)
-                return f"handed a job, then {JOB_CANCEL}: {done[:120]}"
+                done = await adapter.call(HANDLE_CANCEL, {"handle": handle}, None)
+                return f"handed a task handle, then {HANDLE_CANCEL}: {done[:120]}"
 
             await timed("cancel", abort)
             return

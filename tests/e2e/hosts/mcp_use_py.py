@@ -51,7 +51,7 @@ class McpUsePy:
             result = await call
         except asyncio.CancelledError:
             return "task.cancel() on ainvoke: CancelledError"
-        # What it finished with (a job handle, for a call answered at once).
+        # What it finished with (a task handle, for a call answered at once).
         return f"finished before the abort: {answer_text(result)}"
 
 

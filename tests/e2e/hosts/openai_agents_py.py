@@ -62,7 +62,7 @@ class OpenAiAgentsPy:
             result = await call
         except asyncio.CancelledError:
             return "task.cancel() on on_invoke_tool: CancelledError"
-        # What it finished with (a job handle, for a call answered at once).
+        # What it finished with (a task handle, for a call answered at once).
         return f"finished before the abort: {answer_text(result)}"
 
 

@@ -12,7 +12,7 @@ must still not run inside the request, which API Gateway's HTTP API cuts at 30 s
   for up to 15 minutes), the call held and its progress streamed as it happens;
 - beyond what the caller waits for (``wait_seconds``, or its ``Taskgate-Wait-Seconds``
   header), or where nothing can hold the call, ``HANDLE``: an ordinary result that hands
-  the model a job handle (protocol/job_tools.py). A call still running when the caller's
+  the model a task handle (protocol/handle_tools.py). A call still running when the caller's
   wait is up is handed over the same way, never left to time out;
 - with handles turned off and nothing able to hold the call (a 2026 caller behind the
   HTTP API), ``REFUSE``: an error that says how to call the tool as a task.
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .tool_calls import ToolRequest
 
 # The header a client (or its user, in the host's server configuration) sets to say how
-# long it waits for a plain call; 0 means "hand me a job at once".
+# long it waits for a plain call; 0 means "hand me a task handle at once".
 WAIT_HEADER = "taskgate-wait-seconds"
 # A held call ends this long before a streaming front would cut it.
 HOLD_MARGIN_SECONDS = 30.0

@@ -20,7 +20,7 @@ from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
 from .errors import RpcError
-from .job_tools import JobTools
+from .handle_tools import HandleTools
 from .request_state import NOTHING, Carried
 from .services import InlineSlots, Services
 
@@ -41,17 +41,17 @@ class ToolRequest:
         return self.tool.name
 
 
-def jobs_listed(services: Services) -> bool:
-    """Whether the job tools (protocol/job_tools.py) are offered: a long plain call may be
-    handed to the model as a job, and some tool runs long."""
+def handles_listed(services: Services) -> bool:
+    """Whether the handle tools (protocol/handle_tools.py) are offered: a long plain call may
+    be handed to the model as a task handle, and some tool runs long."""
     return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
 
 
 def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
-    """``tools/list``: the tools, and the job tools when they are offered."""
+    """``tools/list``: the tools, and the handle tools when they are offered."""
     tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
-    if jobs_listed(services):
-        tools += JobTools.definitions(with_task_support=with_task_support)
+    if handles_listed(services):
+        tools += HandleTools.definitions(with_task_support=with_task_support)
     return tools
 
 

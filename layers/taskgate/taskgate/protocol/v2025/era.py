@@ -21,8 +21,8 @@ from ..completion import CompletionMethods
 from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
+from ..handle_tools import HandleTools, handed
 from ..hidden import start_hidden
-from ..job_tools import JobTools, handed
 from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..plain_calls import Plan, decide, refusal
@@ -34,8 +34,8 @@ from ..tool_calls import (
     ToolRequest,
     create_task,
     fetched,
+    handles_listed,
     inline_context,
-    jobs_listed,
     listed_tools,
     resolve_tool,
     run_inline,
@@ -147,7 +147,7 @@ class Era2025(Era):
 
     def _end_hidden_tasks(self, call: Call, session: Session) -> None:
         """The client ended its session: the streams of its plain calls can never be
-        resumed, so their hidden tasks end with it (those handed to the model as jobs are
+        resumed, so their hidden tasks end with it (those handed to the model as handles are
         the model's, and go on)."""
         for task_id in session.hidden_tasks:
             try:
@@ -263,8 +263,8 @@ class Era2025(Era):
         return {"tools": listed_tools(self._s, with_task_support=True)}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        if JobTools.owns(params.name) and jobs_listed(self._s):
-            return JobTools(self._s.tasks).call(call.owner, params.name, params.arguments)
+        if HandleTools.owns(params.name) and handles_listed(self._s):
+            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
         request = resolve_tool(self._s, params.name, params.arguments)
         found = request.tool
         peer = self._peer(call, params)

@@ -80,7 +80,7 @@ def _cursor_id(stream_id: str, position: int, cursor: Cursor) -> str:
     return f"{stream_id}:{position}:c{cursor.progress}.{cursor.logs}"
 
 
-# Builds the answer of a plain call handed to the model as a handle (protocol/job_tools.py).
+# Builds the answer of a plain call handed to the model as a handle (protocol/handle_tools.py).
 HandOver = Callable[[TaskRecord], dict[str, Any]]
 
 

@@ -20,9 +20,9 @@ from ...tools.peer import Peer
 from .. import sse
 from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from ..errors import RpcError
+from ..handle_tools import HandleTools, handed
 from ..headers import check_param_headers
 from ..hidden import start_hidden
-from ..job_tools import JobTools, handed
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
 from ..plain_calls import Decision, Plan, decide, refusal
 from ..request_state import Carried
@@ -31,7 +31,7 @@ from ..tool_calls import (
     ToolRequest,
     create_task,
     fetched,
-    jobs_listed,
+    handles_listed,
     listed_tools,
     open_state,
     resolve_tool,
@@ -137,8 +137,8 @@ class Era2026(Era):
         }
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        if JobTools.owns(params.name) and jobs_listed(self._s):
-            return JobTools(self._s.tasks).call(call.owner, params.name, params.arguments)
+        if HandleTools.owns(params.name) and handles_listed(self._s):
+            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
         request = resolve_tool(self._s, params.name, params.arguments)
         found = request.tool
         check_param_headers(call.headers, found.input_schema(), request.arguments)
@@ -185,7 +185,7 @@ class Era2026(Era):
         self, call: Call, request: ToolRequest, answers: dict[str, Any], peer: Peer, decision: Decision
     ) -> dict[str, Any] | HttpReply:
         """A plain call of a long tool: a hidden task the caller never sees as one, held on
-        a streaming front (``HOLD``) or handed to the model as a job (``HANDLE``)."""
+        a streaming front (``HOLD``) or handed to the model as a task handle (``HANDLE``)."""
         assert call.request is not None
         prepared = run_prepare(request, answers, peer)
         if prepared.questions is not None:

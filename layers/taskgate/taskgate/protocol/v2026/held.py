@@ -23,7 +23,7 @@ from ...codes import INTERNAL_ERROR
 from ...domain.errors import TaskgateError, TaskNotFound
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
-from ..job_tools import handed
+from ..handle_tools import handed
 from ..services import InlineSlots
 from ..task_events import Cursor, news
 

@@ -1,10 +1,10 @@
-"""Tasks as tools: a long plain call handed to the model as a job, and the tools that
-drive the job.
+"""Tasks as tools: a long plain call handed to the model as a task handle, and the tools
+that drive the task.
 
 When a host calls a long tool plainly and cannot wait for it (its own request timeout:
 60 s in the TypeScript SDK, 5 s in OpenAI Agents), the call is answered at once with an
-ordinary CallToolResult naming a job handle, and three more tools let the model ask how
-the job is doing, fetch its result and cancel it. Nothing here is a task result, so it
+ordinary CallToolResult naming a task handle, and three more tools let the model ask how
+the task is doing, fetch its result and cancel it. Nothing here is a task result, so it
 is legal in every protocol era and needs nothing of the client. A handle is the hidden
 task's id (unguessable) and is read under the caller's identity: another caller's
 handle is indistinguishable from one that never existed, as with ``tasks/get``.
@@ -24,20 +24,20 @@ from ..domain.service import TaskService
 from .era import validation_data
 from .errors import RpcError
 
-STATUS = "taskgate_job_status"
-RESULT = "taskgate_job_result"
-CANCEL = "taskgate_job_cancel"
+STATUS = "taskgate_task_status"
+RESULT = "taskgate_task_result"
+CANCEL = "taskgate_task_cancel"
 NAMES = (STATUS, RESULT, CANCEL)
 
 
-class JobRef(BaseModel):
-    handle: str = Field(min_length=1, max_length=80, description="The job handle a long tool call returned")
+class HandleRef(BaseModel):
+    handle: str = Field(min_length=1, max_length=80, description="The task handle a long tool call returned")
 
 
 _DESCRIPTIONS = {
-    STATUS: "How a background job started by a long tool call is doing: its status and latest progress.",
-    RESULT: "The result of a background job started by a long tool call, once it has finished.",
-    CANCEL: "Stop a background job started by a long tool call.",
+    STATUS: "How a background task started by a long tool call is doing: its status and latest progress.",
+    RESULT: "The result of a background task started by a long tool call, once it has finished.",
+    CANCEL: "Stop a background task started by a long tool call.",
 }
 
 
@@ -74,18 +74,18 @@ def _state(record: TaskRecord) -> dict[str, Any]:
 
 
 def handed(record: TaskRecord, expected_seconds: float | None) -> dict[str, Any]:
-    """The answer of a plain call handed to the model as a job."""
+    """The answer of a plain call handed to the model as a task handle."""
     about = f" (it takes about {_about(expected_seconds)})" if expected_seconds else ""
     ref = json.dumps({"handle": record.task_id})
     text = (
-        f"{record.tool} is running as background job {record.task_id}{about}; it keeps running "
+        f"{record.tool} is running as background task {record.task_id}{about}; it keeps running "
         f"on the server. Check on it with {STATUS}, get its result with {RESULT} once it has "
         f"finished, or stop it with {CANCEL}; each takes {ref}."
     )
     return _text(text, data={**_state(record), "expectedSeconds": expected_seconds})
 
 
-class JobTools:
+class HandleTools:
     def __init__(self, tasks: TaskService) -> None:
         self._tasks = tasks
 
@@ -95,7 +95,7 @@ class JobTools:
 
     @staticmethod
     def definitions(*, with_task_support: bool) -> list[dict[str, Any]]:
-        schema = JobRef.model_json_schema()
+        schema = HandleRef.model_json_schema()
         schema.pop("title", None)
         tools = []
         for name in NAMES:
@@ -107,7 +107,7 @@ class JobTools:
 
     def call(self, owner: str, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         try:
-            ref = JobRef.model_validate(arguments or {})
+            ref = HandleRef.model_validate(arguments or {})
         except ValidationError as exc:
             raise RpcError(
                 INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
@@ -115,7 +115,7 @@ class JobTools:
         try:
             record = self._tasks.get(owner, ref.handle)
         except TaskNotFound:
-            return _text(f"There is no job {ref.handle} (or it has expired).", error=True)
+            return _text(f"There is no task {ref.handle} (or it has expired).", error=True)
         if name == STATUS:
             return self._status(record)
         if name == RESULT:
@@ -134,29 +134,29 @@ class JobTools:
         if record.status is TaskStatus.INPUT_REQUIRED:
             message += " It is waiting for answers only a client that speaks MCP tasks can give."
         return _text(
-            f"Job {record.task_id} ({record.tool}) is {state['status']}.{progress}{message}", data=state
+            f"Task {record.task_id} ({record.tool}) is {state['status']}.{progress}{message}", data=state
         )
 
     def _result(self, record: TaskRecord) -> dict[str, Any]:
         if not record.status.terminal:
             return _text(
-                f"Job {record.task_id} ({record.tool}) is still {_status(record)}; ask again later.",
+                f"Task {record.task_id} ({record.tool}) is still {_status(record)}; ask again later.",
                 data=_state(record),
             )
         if record.status is TaskStatus.CANCELLED:
-            return _text(f"Job {record.task_id} was cancelled.", error=True, data=_state(record))
+            return _text(f"Task {record.task_id} was cancelled.", error=True, data=_state(record))
         if record.status is TaskStatus.COMPLETED:
             result = self._tasks.with_result(record).result
             if result is not None:
                 return result  # the tool's own CallToolResult
         error = record.error or {}
-        return _text(f"Job {record.task_id} failed: {error.get('message', 'no reason given')}", error=True)
+        return _text(f"Task {record.task_id} failed: {error.get('message', 'no reason given')}", error=True)
 
     def _cancel(self, owner: str, record: TaskRecord) -> dict[str, Any]:
         outcome = self._tasks.cancel(owner, record.task_id)
         if outcome.cancelled_now:
-            return _text(f"Job {record.task_id} is cancelled; its work stops.", data=_state(outcome.record))
+            return _text(f"Task {record.task_id} is cancelled; its work stops.", data=_state(outcome.record))
         return _text(
-            f"Job {record.task_id} had already ended ({_status(outcome.record)}).",
+            f"Task {record.task_id} had already ended ({_status(outcome.record)}).",
             data=_state(outcome.record),
         )

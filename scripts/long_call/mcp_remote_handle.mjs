@@ -1,8 +1,8 @@
 // mcp-remote (Claude Desktop's stdio bridge) with a TypeScript SDK host at its defaults (a
 // 60 s request timeout, not reset by progress) calls a long tool plainly, then does what its
-// model would with what it got: a result is the answer; a job handle is driven with the job
+// model would with what it got: a result is the answer; a task handle is driven with the handle
 // tools (status every POLL seconds, then the result). One JSON line per event.
-//   node mcp_remote_job.mjs URL SECONDS    (from .tools/hosts/node/drivers/, for its imports)
+//   node mcp_remote_handle.mjs URL SECONDS    (from .tools/hosts/node/drivers/, for its imports)
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -38,17 +38,17 @@ try {
   );
   const answer = text(first);
   say("answered", { isError: first.isError ?? false, text: answer.slice(0, 160), progressSeen: progress.length });
-  const match = /background job ([0-9a-f-]{36})/.exec(answer);
+  const match = /background task ([0-9a-f-]{36})/.exec(answer);
   if (match) {
     const handle = match[1];
     for (;;) {
       await sleep(POLL);
-      const status = text(await client.callTool({ name: "taskgate_job_status", arguments: { handle } }));
-      say("job_status", { text: status.slice(0, 160) });
+      const status = text(await client.callTool({ name: "taskgate_task_status", arguments: { handle } }));
+      say("handle_status", { text: status.slice(0, 160) });
       if (!status.includes(" is working")) break;
     }
-    const result = await client.callTool({ name: "taskgate_job_result", arguments: { handle } });
-    say("job_result", { isError: result.isError ?? false, text: text(result).slice(0, 160) });
+    const result = await client.callTool({ name: "taskgate_task_result", arguments: { handle } });
+    say("handle_result", { isError: result.isError ?? false, text: text(result).slice(0, 160) });
   }
 } catch (err) {
   say("error", { error: `${err.name}: ${err.message}`.slice(0, 300) });
