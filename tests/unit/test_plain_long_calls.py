@@ -6,6 +6,7 @@ good stops it. On the in-memory fakes, with the real eras, streams, worker and s
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -513,3 +514,21 @@ def test_a_stream_whose_response_was_had_is_unknown_from_then_on(legacy: Legacy,
     # Earlier ids still replay what followed them.
     first = next(e["id"] for e in events if e["id"])
     assert _response(parse_sse(legacy.resume(first).text), 44) is not None
+
+
+def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_logs() -> None:
+    from taskgate.protocol.task_events import Cursor
+    from taskgate.protocol.v2025 import streams
+
+    # Every stream but a hidden task's keeps the ids it always had.
+    assert streams._cursor_id("ab12", 3, Cursor()) == "ab12:3"
+    assert re.fullmatch(r"ab12:0:[0-9a-f]{8}", streams._priming_id("ab12", 0, Cursor()))
+    assert streams._cursor_id("ab12", 3, Cursor(2, 1)) == "ab12:3:c2.1"
+    assert re.fullmatch(r"ab12:0:c2\.1n[0-9a-f]{8}", streams._priming_id("ab12", 0, Cursor(2, 1)))
+    for event_id, cursor in (
+        ("ab12:3", (None, None)),
+        ("ab12:0:5b7de296", (None, None)),
+        ("ab12:0:c2.1n5b7de296", ("2", "1")),
+    ):
+        parsed = streams._EVENT_ID.fullmatch(event_id)
+        assert parsed is not None and (parsed.group(3), parsed.group(4)) == cursor

@@ -59,8 +59,9 @@ Notices = Callable[[float], list[dict[str, Any]]]
 # go to the result bucket, so a stream item is always far below DynamoDB's 400 KB.
 INLINE_LOGGED_BYTES = 16_384
 # "{stream id}:{position}", then optionally ":" and the cursor "c{progress}.{logs}"
-# and/or a nonce "n{hex}" (priming events; ids before cursors carried a bare hex nonce).
-# ASCII only.
+# and/or a nonce "n{hex}" (priming events). A stream whose client has had no progress
+# or log line (every stream but a hidden task's) keeps the ids it always had:
+# "{stream id}:{position}", priming events ":{hex}". ASCII only.
 _EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::(?:c([0-9]{1,9})\.([0-9]{1,9}))?n?[0-9a-f]{0,16})?")
 
 # Markers of the event log (each a small JSON object).
@@ -77,7 +78,16 @@ def sse_event(event_id: str, message: dict[str, Any]) -> str:
 
 
 def _cursor_id(stream_id: str, position: int, cursor: Cursor) -> str:
+    if not (cursor.progress or cursor.logs):
+        return f"{stream_id}:{position}"
     return f"{stream_id}:{position}:c{cursor.progress}.{cursor.logs}"
+
+
+def _priming_id(stream_id: str, position: int, cursor: Cursor) -> str:
+    nonce = secrets.token_hex(4)
+    if not (cursor.progress or cursor.logs):
+        return f"{stream_id}:{position}:{nonce}"
+    return f"{_cursor_id(stream_id, position, cursor)}n{nonce}"
 
 
 # Builds the answer of a plain call handed to the model as a handle (protocol/handle_tools.py).
@@ -239,7 +249,7 @@ class ResultStreams:
         # fresh cursor even when the stream then carries only notifications. It
         # points at the log position and the notifications had; the nonce keeps ids
         # unique. ``retry`` is the task's pollInterval: reconnecting is this era's polling.
-        event_id = f"{_cursor_id(stream_id, position, cursor)}n{secrets.token_hex(4)}"
+        event_id = _priming_id(stream_id, position, cursor)
         return f"id: {event_id}\nretry: {retry_ms}\ndata: \n\n"
 
     def _read(self, state: StreamState) -> TaskRecord | dict[str, Any]:
