@@ -19,6 +19,12 @@ stream's ``retry`` says. The hour passes on a virtual clock (the streams' own sl
 the client's waits advance it; every request and DynamoDB call is real), and the
 seconds a stream holds its API Lambda while it waits are counted and priced.
 
+Three more price a tool that works 45 seconds, for a host that calls it plainly (issue 18):
+a 2025-11-25 client on its call's own stream, resumed piece by piece behind the HTTP API
+(CALL_PIECE_SECONDS each); a 2026-07-28 client held on the streaming REST API; and, to
+compare, the same work as a task polled every second. The worker's 45 s are the same in
+all three and priced in each.
+
 Three more rows compare waiting an hour on a job that runs elsewhere (a Batch job, a
 child workflow, a partner's webhook): handed off (``ctx.hand_off``: the state machine
 waits natively, nothing of taskgate runs; measured from a real hand-off of the example
@@ -34,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
 import sys
 import threading
@@ -57,6 +64,8 @@ PRICES = {
     "ddb_wru": 0.625 / 1_000_000,  # per write request unit
     "ddb_rru": 0.125 / 1_000_000,  # per read request unit
     "http_api_request": 1.00 / 1_000_000,
+    # REST API (the streaming endpoint, StreamingApi "true"): each 10 MB streamed counts as one.
+    "rest_api_request": 3.50 / 1_000_000,
     "ddb_storage_gb_month": 0.25,
 }
 # Assumed, not measured: one worker step of a short tool, one API request.
@@ -256,11 +265,21 @@ def _execution_states(runtime: Any, task_id: str) -> list[str]:
 
 class VirtualClock:
     """An hour that passes in seconds: the streams sleep and the client waits on it.
-    ``held`` is what the server's sleeps add up to: time an API Lambda is held."""
+    ``held`` is what the server's sleeps add up to: time an API Lambda is held.
+    ``at(t, fn)`` runs ``fn`` once, when the clock first reaches ``t``."""
 
     def __init__(self) -> None:
         self.now = 0.0
         self.held = 0.0
+        self._due: list[tuple[float, Callable[[], None]]] = []
+
+    def at(self, when: float, fn: Callable[[], None]) -> None:
+        self._due.append((when, fn))
+
+    def _tick(self) -> None:
+        for when, fn in [d for d in self._due if d[0] <= self.now]:
+            self._due.remove((when, fn))
+            fn()
 
     def monotonic(self) -> float:
         return self.now
@@ -268,9 +287,11 @@ class VirtualClock:
     def server_sleep(self, seconds: float) -> None:
         self.now += seconds
         self.held += seconds
+        self._tick()
 
     def client_wait(self, seconds: float) -> None:
         self.now += seconds
+        self._tick()
 
 
 HOUR = 3600.0
@@ -295,10 +316,147 @@ def _register_hour_tool() -> None:
 
 
 def _streams_on(server: Any, clock: VirtualClock) -> None:
-    """The 2025 era's result streams sleep and read time on ``clock``."""
+    """The 2025 era's result streams and the 2026 era's held calls sleep and read time on ``clock``."""
     streams = next(e for e in server.eras if e.version == "2025-11-25")._streams
     streams._sleep = clock.server_sleep
     streams._monotonic = clock.monotonic
+    held = next(e for e in server.eras if e.version == "2026-07-28")._held
+    held._sleep = clock.server_sleep
+    held._monotonic = clock.monotonic
+
+
+PLAIN_SECONDS = 45.0
+_work_over = threading.Event()
+
+
+def _register_plain_tool() -> None:
+    """A tool declared to take 45 s, which works until the scenario's 45 virtual seconds are over."""
+    from pydantic import BaseModel
+
+    from taskgate.tools.registry import Tool, registry
+
+    class NoInput(BaseModel):
+        pass
+
+    def forty_five_seconds(args: Any, ctx: Any) -> str:
+        _work_over.wait(300)
+        return "45 seconds of work"
+
+    if registry.get("forty_five_seconds") is None:
+        registry.add(
+            Tool(
+                "forty_five_seconds",
+                "Works 45 s.",
+                NoInput,
+                forty_five_seconds,
+                expected_seconds=PLAIN_SECONDS,
+            )
+        )
+
+
+def _release_when_done(clock: VirtualClock) -> None:
+    """At 45 virtual seconds the work ends; the clock waits (off the meter) until it has."""
+
+    def release() -> None:
+        from taskgate import wiring
+
+        _work_over.set()
+        _observer.active = True
+        try:
+            deadline = time.monotonic() + 30
+            while wiring.root().store.count_active("cost", 1) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        finally:
+            _observer.active = False
+
+    clock.at(PLAIN_SECONDS, release)
+
+
+PLAIN_SCENARIOS = (
+    "plain 45 s call, 2025 stream pieces",
+    "plain 45 s call, 2026 held (REST API)",
+    "45 s task polled every second",
+)
+
+
+def plain_call(name: str, server: Any) -> tuple[str, int, float]:
+    """One host calls the 45-second tool plainly (or as a task polled every second, to
+    compare): (task id, requests, held seconds)."""
+    clock = VirtualClock()
+    _streams_on(server, clock)
+    _work_over.clear()
+    _release_when_done(clock)
+    requests = 0
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    call = {"name": "forty_five_seconds", "arguments": {}, "_meta": {"progressToken": "p"}}
+
+    def post(method: str, params: dict[str, Any], extra: dict[str, str] | None = None) -> Any:
+        nonlocal requests
+        requests += 1
+        body = {"jsonrpc": "2.0", "id": requests, "method": method, "params": params}
+        return server.handle(body, {**headers, **(extra or {})}, "cost")
+
+    def task_id_of_owner() -> str:
+        _observer.active = True
+        try:
+            return _last_task()
+        finally:
+            _observer.active = False
+
+    if name == "plain 45 s call, 2026 held (REST API)":
+        # A plain call: the client does not declare the tasks extension.
+        meta = {**meta_2026(tasks=False, elicitation=True), "progressToken": "p"}
+        extra = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": call["name"]}
+        reply = post("tools/call", {**call, "_meta": meta}, extra)
+        assert reply.stream is not None, reply.body
+        events = _sse("".join(reply.stream))
+        assert any(e["data"] and "result" in e["data"] for e in events), events[-3:]
+        return task_id_of_owner(), requests, clock.held
+    init = post(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tasks": {}},
+            "clientInfo": {"name": "cost", "version": "0"},
+        },
+    )
+    headers["mcp-session-id"] = init.headers["mcp-session-id"]
+    headers["mcp-protocol-version"] = "2025-11-25"
+    if name == "45 s task polled every second":
+        task = post("tools/call", {**call, "task": {}}).body["result"]["task"]
+        while True:
+            clock.client_wait(task["pollInterval"] / 1000)
+            task = post("tasks/get", {"taskId": task["taskId"]}).body["result"]
+            if task["status"] in ("completed", "failed", "cancelled"):
+                break
+        assert "result" in post("tasks/result", {"taskId": task["taskId"]}).body
+        return task["taskId"], requests, clock.held
+    reply = post("tools/call", call)
+    last: str | None = None
+    retry_ms = 1000
+    for _ in range(1000):
+        events = _sse("".join(reply.stream)) if reply.stream is not None else []
+        if any(e["data"] and "result" in e["data"] for e in events):
+            return task_id_of_owner(), requests, clock.held
+        last = ([e["id"] for e in events if e["id"]] or [last])[-1]
+        retry_ms = ([e["retry"] for e in events if e["retry"] is not None] or [retry_ms])[-1]
+        clock.client_wait(retry_ms / 1000)
+        requests += 1
+        assert last is not None
+        reply = server.handle_get({**headers, "last-event-id": last}, "cost")
+    raise AssertionError("the stream never delivered the result")
+
+
+def _last_task() -> str:
+    import boto3
+
+    from taskgate import wiring
+
+    items = boto3.client("dynamodb", region_name="us-east-1").scan(
+        TableName=wiring.root().settings.task_table
+    )["Items"]
+    (task,) = [i["taskId"]["S"] for i in items if "#" not in i["taskId"]["S"]]
+    return task
 
 
 def _sse(text: str) -> list[dict[str, Any]]:
@@ -451,6 +609,8 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     with metered(meter):
         if name in HOUR_SCENARIOS:
             task_id, requests, held = wait_one_hour(name, server)
+        elif name in PLAIN_SCENARIOS:
+            task_id, requests, held = plain_call(name, server)
         elif name == "simple":
             task_id = rpc("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0}})["taskId"]
             with paused(meter):
@@ -506,6 +666,9 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         "api_requests": requests,
         # Seconds streams held their API Lambda while they waited (beyond each request's own).
         "api_held_seconds": held,
+        # The tool's own run time in the worker, when it is not a short step.
+        "worker_seconds": PLAIN_SECONDS if name in PLAIN_SCENARIOS else 0.0,
+        "rest_api": name == "plain 45 s call, 2026 held (REST API)",
         "wcu": meter.wcu,
         "rcu": meter.rcu,
         "dynamodb_ops": dict(meter.ops),
@@ -526,17 +689,15 @@ def paused(meter: Meter) -> Iterator[None]:
 
 def price(row: dict[str, Any]) -> dict[str, float]:
     gb_s = lambda spec: spec["ms"] / 1000 * spec["mb"] / 1024  # noqa: E731
-    worker_gb_s = row.get("worker_gb_seconds", row["worker_invocations"] * gb_s(WORKER_STEP))
+    worker_step = {**WORKER_STEP, "ms": max(WORKER_STEP["ms"], row.get("worker_seconds", 0) * 1000)}
+    worker_gb_s = row.get("worker_gb_seconds", row["worker_invocations"] * gb_s(worker_step))
+    front = PRICES["rest_api_request"] if row.get("rest_api") else PRICES["http_api_request"]
     parts = {
         "step_functions": row["transitions"] * PRICES["transition"],
         "worker_lambda": row["worker_invocations"] * PRICES["lambda_request"]
         + worker_gb_s * PRICES["lambda_gb_second_arm"],
         "api": row["api_requests"]
-        * (
-            PRICES["http_api_request"]
-            + PRICES["lambda_request"]
-            + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"]
-        )
+        * (front + PRICES["lambda_request"] + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"])
         + row.get("api_held_seconds", 0) * API_REQUEST["mb"] / 1024 * PRICES["lambda_gb_second_arm"],
         "dynamodb": row["wcu"] * PRICES["ddb_wru"] + row["rcu"] * PRICES["ddb_rru"],
     }
@@ -556,17 +717,25 @@ def main() -> int:
     from taskgate.local.runtime import EmbeddedAws
 
     _register_hour_tool()
+    _register_plain_tool()
     rows = []
-    for scenario in (
+    scenarios = (
         "simple",
         "one input round",
         "cancelled",
         "polled 20 times",
         *HOUR_SCENARIOS,
         HANDED_OFF,
-    ):
+        *PLAIN_SCENARIOS,
+    )
+    for scenario in scenarios:
         if args.only and scenario not in args.only:
             continue
+        if scenario == "plain 45 s call, 2026 held (REST API)":
+            os.environ.update(FRONT_STREAMING="true", FRONT_TIMEOUT_SECONDS="900")
+        else:
+            os.environ.pop("FRONT_STREAMING", None)
+            os.environ.pop("FRONT_TIMEOUT_SECONDS", None)
         runtime = EmbeddedAws().start()
         try:
             row = run_scenario(scenario, runtime)

@@ -190,6 +190,46 @@ def gated_job(args: NoInput, ctx: ToolContext) -> str:
     return "the gated job ran"
 
 
+class LongInput(BaseModel):
+    minutes: float = Field(default=2, ge=0, le=600, description="How long the job says it takes")
+    steps: int = Field(default=5, ge=0, le=1000)
+    ask: bool = False
+    check_cancelled: bool = False
+    # After its steps, hand a state machine's execution off (the task waits on it).
+    hand_off_to: str = ""
+
+
+@tool(
+    description="Declared long (minutes), but quick here: reports numbered progress and logs each step.",
+    task_support="optional",
+    expected_seconds=lambda args: args.minutes * 60,
+)
+def long_job(args: LongInput, ctx: ToolContext) -> str:
+    from taskgate.tools import Elicit
+
+    if args.ask:
+        ctx.ask("go", Elicit(message="Go on?", properties={"ok": {"type": "boolean"}}))
+    for step in range(1, args.steps + 1):
+        ctx.log("info", f"step {step} of {args.steps}")
+        ctx.progress(f"step {step}", progress=step, total=args.steps)
+        if args.check_cancelled and ctx.cancelled():
+            return "stopped early"
+    if args.hand_off_to:
+        from taskgate.tools import StepFunctionsExecution
+
+        ctx.hand_off("child", StepFunctionsExecution(args.hand_off_to, {}))
+    return f"long job done after {args.steps} steps"
+
+
+@tool(
+    description="Declared long, with an output schema (so it is never handed out as a job).",
+    task_support="optional",
+    expected_seconds=300,
+)
+def long_forecast(args: CityInput, ctx: ToolContext) -> Forecast:
+    return Forecast(city=args.city, celsius=3.0)
+
+
 # --- the hosts matrix (tests/e2e/test_hosts.py) ----------------------------------------------
 # Where `long_work` keeps each run's state, so a test can see from outside whether the work
 # still runs after its caller cancelled (a plain call has no task to ask about).
@@ -220,6 +260,8 @@ def _keep_run_state(run: str, **state: Any) -> None:
 @tool(
     description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled.",
     task_support="optional",
+    # Declared long: a plain call of more than a few seconds runs as a hidden task.
+    expected_seconds=lambda args: args.seconds,
 )
 def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
     import time

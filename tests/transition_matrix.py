@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from taskgate.domain.errors import TransitionRejected
 from taskgate.domain.jobs import JobKind, PendingJob
 from taskgate.domain.model import Expiry, Outcome, TaskStatus
+from taskgate.domain.progress import ProgressReport
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, target
 
 ALL_STATUSES = list(TaskStatus)
@@ -38,7 +39,7 @@ def run_op(
     parks a task, as the state machine's AwaitInput and AwaitCallback do); True when accepted."""
     try:
         if op is Op.PROGRESS:
-            store.report_progress(task_id, "m", NOW, ALIVE)
+            store.report_progress(task_id, ProgressReport("m", None, 1, (), 0), NOW, ALIVE)
         elif op is Op.ASK:
             store.ask(task_id, {"q3": {"method": "x"}}, NOW, ALIVE)
         elif op is Op.PARK:

@@ -148,7 +148,10 @@ def test_mcp_remote_through_sam_local_start_api(hosts_installed: None, start_api
     assert cells["elicit"].ok, cells["elicit"]
     long_ok = cells["long"].ok is True and "finished after" in str(lines["long"].get("value"))
     if SERVER_SIDE_LANDED:
-        assert long_ok, cells["long"]
+        # The result, or (when the work outlasts what the host waits, as here where each
+        # worker step starts a container of its own) the task handle it is handed over as: never the
+        # function's own timeout.
+        assert cells["long"].ok is True, cells["long"]
     else:
         # Today: the plain call runs inside ApiFunction, which its own Timeout (29 s) ends.
         assert not long_ok and lines["long"]["seconds"] < LONG_SECONDS, cells["long"]

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from taskgate.domain.errors import PayloadTooLarge
 from taskgate.domain.limits import MAX_STATUS_MESSAGE_BYTES, MAX_STORED_ID_BYTES, json_size, row_size
 from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.progress import ProgressReport
 from taskgate.testing.memory import DYNAMODB_ITEM_BYTES
 from taskgate.tools import CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
@@ -135,9 +136,11 @@ def test_an_oversize_label_makes_a_cut_progress_message_not_a_failure(world: Wor
     messages: list[str] = []
     report = world.store.report_progress
 
-    def spy(task: str, message: str, *a: Any) -> None:
-        messages.append(message)
-        report(task, message, *a)
+    def spy(task: str, progress: ProgressReport, *a: Any, **k: Any) -> None:
+        messages.append(progress.message)
+        assert progress.progress is not None and progress.progress.message is not None
+        messages.append(progress.progress.message)
+        report(task, progress, *a, **k)
 
     world.store.report_progress = spy  # type: ignore[method-assign]
     world.settle()

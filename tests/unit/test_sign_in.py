@@ -444,3 +444,17 @@ def test_iam_callers_own_tasks_by_role_not_by_session_name() -> None:
     )
     user = "arn:aws:iam::123456789012:user/alice"
     assert owner_from_event(event(user), "anon") == f"iam#{user}"
+
+
+def test_iam_callers_are_named_by_an_http_api_or_by_the_streaming_rest_api() -> None:
+    from taskgate.auth.resource import _iam_caller
+
+    user = "arn:aws:iam::123456789012:user/alice"
+    http_api = {"requestContext": {"authorizer": {"iam": {"userArn": user}}}}
+    # The streaming endpoint (StreamingApi): a REST API names the SigV4 caller in identity,
+    # and leaves userArn null on a route that is not AWS_IAM.
+    rest_api = {"requestContext": {"identity": {"userArn": user, "sourceIp": "192.0.2.1"}}}
+    unsigned = {"requestContext": {"identity": {"userArn": None, "sourceIp": "192.0.2.1"}}}
+    assert _iam_caller({"aws.event": http_api}) and _iam_caller({"aws.event": rest_api})
+    assert not _iam_caller({"aws.event": unsigned}) and not _iam_caller({})
+    assert owner_from_event(rest_api, "anon") == owner_from_event(http_api, "anon") == f"iam#{user}"

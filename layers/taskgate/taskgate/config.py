@@ -77,6 +77,28 @@ class Settings(BaseModel):
     stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
+    # Plain (non-task) calls of long tools (protocol/plain_calls.py). A tool expected to
+    # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
+    # hidden task, not inside the request.
+    inline_call_max_seconds: Annotated[float, Field(ge=0, le=25)] = 10.0
+    # How long a plain caller is assumed to wait for its answer (the TypeScript SDK's
+    # request timeout is 60 s); past it, the call is answered with a handle the model
+    # drives (status, result and cancel tools). A client may say it waits longer
+    # (header Taskgate-Wait-Seconds). 0: always a handle.
+    call_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 50.0
+    # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
+    call_handles: bool = True
+    # The longest one response of a plain call's resumable stream (2025-11-25) runs before
+    # the client reconnects with Last-Event-ID: well inside the front's cut.
+    call_piece_seconds: Annotated[float, Field(gt=0, le=840)] = 20.0
+    # A plain call's hidden task whose caller has not come back for this long is cancelled.
+    hang_up_seconds: Annotated[float, Field(gt=0)] = 90.0
+    # The front before this server: whether it passes a response on as it is written
+    # (API Gateway's REST API with ResponseTransferMode STREAM, a function URL) or
+    # buffers it whole (the HTTP API), and when it cuts a response. The defaults are
+    # the default deployment's: buffered, cut at 29 s (local is as strict as deployed).
+    front_streaming: bool = False
+    front_timeout_seconds: Annotated[float, Field(gt=0, le=900)] = 29.0
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100
@@ -242,6 +264,25 @@ class Settings(BaseModel):
         if bad:
             raise ValueError(f"not a {what} or '*': {', '.join(bad)}")
         return value
+
+    @model_validator(mode="after")
+    def _plain_calls_fit_their_front(self) -> Settings:
+        # Each piece of a plain call's stream must end before the front cuts it, and a
+        # caller counts as gone only after missing three reconnects: a slow one (a cold
+        # start) must never cancel its work.
+        room = self.front_timeout_seconds - 4
+        if self.call_piece_seconds > room:
+            raise ValueError(
+                f"CALL_PIECE_SECONDS ({self.call_piece_seconds:g}) must end before the front cuts a "
+                f"response: at most FRONT_TIMEOUT_SECONDS - 4 ({room:g})"
+            )
+        reconnect = self.call_piece_seconds + self.poll_interval_ms / 1000
+        if self.hang_up_seconds < 3 * reconnect:
+            raise ValueError(
+                f"HANG_UP_SECONDS ({self.hang_up_seconds:g}) must cover three reconnects: at least "
+                f"3 x (CALL_PIECE_SECONDS + POLL_INTERVAL_MS) = {3 * reconnect:g}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _sign_in_is_complete(self) -> Settings:

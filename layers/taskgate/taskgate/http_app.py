@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -45,10 +45,26 @@ def _has_lone_surrogate(message: Any) -> bool:
     return False
 
 
+_END = object()
+
+
+async def _in_threads(stream: Iterator[str]) -> AsyncIterator[str]:
+    """A sync stream read in worker threads (its store polls never block the loop),
+    and closed as soon as the response ends, however it ends: when the client goes
+    away, the stream learns it at once (GeneratorExit) instead of whenever the garbage
+    collector gets to it."""
+    try:
+        while (chunk := await run_in_threadpool(next, stream, _END)) is not _END:
+            yield chunk  # type: ignore[misc]
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
 def _response(reply: HttpReply) -> Response:
     if reply.stream is not None:
-        # A sync iterator: Starlette runs it in a worker thread, so the store polls never block the loop.
-        return StreamingResponse(reply.stream, status_code=reply.status, headers=reply.headers)
+        return StreamingResponse(_in_threads(reply.stream), status_code=reply.status, headers=reply.headers)
     if reply.body is None:
         return Response(status_code=reply.status, headers=reply.headers)
     return JSONResponse(reply.body, reply.status, headers=reply.headers)

@@ -29,11 +29,13 @@ from .domain.results import ResultStore
 from .domain.service import TaskService
 from .lazy import Lazy, once
 from .protocol.era import Era
+from .protocol.plain_calls import CallPolicy
 from .protocol.request_state import RequestStates
 from .protocol.server import McpServer
 from .protocol.services import AuditHook, InlineSlots
 from .protocol.transport_security import TransportSecurity
 from .protocol.v2026 import Era2026
+from .protocol.v2026.held import HeldCalls
 from .tools.registry import ToolRegistry, registry
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.resource import SignIn
     from .domain.callbacks import CallbackService
+    from .domain.calls import PlainCalls
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
@@ -173,6 +176,26 @@ class Taskgate:
         )
 
     @once
+    def policy(self) -> CallPolicy:
+        s = self.settings
+        return CallPolicy(
+            inline_max_seconds=s.inline_call_max_seconds,
+            wait_seconds=s.call_wait_seconds,
+            handles=s.call_handles,
+            piece_seconds=s.call_piece_seconds,
+            hang_up_seconds=s.hang_up_seconds,
+            front_streaming=s.front_streaming,
+            front_timeout_seconds=s.front_timeout_seconds,
+        )
+
+    @once
+    def plain_calls(self) -> PlainCalls:
+        # Built by the first plain call of a long tool (or a cancel): in the task table.
+        from .domain.calls import PlainCalls
+
+        return PlainCalls(self.tasks, self.sessions, self.ports.clock)
+
+    @once
     def inline(self) -> InlineSlots:
         s = self.settings
         # With sign-in off every caller is the anonymous owner: no one to share with.
@@ -252,11 +275,21 @@ class Taskgate:
 
             return catalog_methods(self)
 
-        return Era2026(self, catalog)
+        held = HeldCalls(
+            self.tasks,
+            self.inline,
+            watch_ms=self.policy.hang_up_ms,
+            refresh_seconds=self.policy.piece_seconds,
+            sleep=self.ports.sleep,
+            monotonic=self.ports.monotonic,
+            clock=self.ports.clock,
+        )
+        return Era2026(self, catalog, held)
 
     @once
     def era2025(self) -> Era:
         # Built by the first request that speaks it: a 2026-07-28 client never does.
+        from .protocol.handle_tools import handed
         from .protocol.v2025 import Era2025
         from .protocol.v2025.streams import ResultStreams
 
@@ -267,8 +300,11 @@ class Taskgate:
             slots=self.inline,
             budget_seconds=self.settings.stream_max_seconds,
             log_retention_ms=self.settings.stream_log_ttl_ms,
+            call_piece_seconds=self.settings.call_piece_seconds,
+            hand_over=lambda record: handed(record, None),
             sleep=self.ports.sleep,
             monotonic=self.ports.monotonic,
+            clock=self.ports.clock,
         )
         return Era2025(
             self,

@@ -25,7 +25,7 @@ from typing import Any
 from mcp import Client, types
 from mcp.shared.exceptions import MCPError
 
-SCENARIOS = ("mrtr", "tampered")
+SCENARIOS = ("mrtr", "tampered", "long_handle")
 
 
 class Recorder:
@@ -126,6 +126,18 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
                 name, {}, input_responses=answers, request_state=state, allow_input_required=True
             )
             out["untouched"] = {"texts": _texts(done)}
+        elif scenario == "long_handle":
+            # A plain call of a long tool: this era may not hand it a task, and behind a
+            # front that buffers nothing can hold it, so it answers at once with a task handle.
+            started = time.monotonic()
+            handed = await client.call_tool("slow_compute", {"seconds": 120, "label": "job"})
+            out["answeredAt"] = round(time.monotonic() - started, 2)
+            out["handed"] = {"texts": _texts(handed), "structured": handed.structured_content}
+            handle = (handed.structured_content or {}).get("handle")
+            status = await client.call_tool("taskgate_task_status", {"handle": handle})
+            cancel = await client.call_tool("taskgate_task_cancel", {"handle": handle})
+            out["status"] = status.structured_content
+            out["cancel"] = cancel.structured_content
     return out
 
 

@@ -29,8 +29,8 @@ from mcp.shared.exceptions import McpError
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
-SCENARIOS = ("logging", "sample_plain", "sample_task", "content", "no_sampling")
-CALL_TIMEOUT = timedelta(seconds=60)
+SCENARIOS = ("logging", "sample_plain", "sample_task", "content", "no_sampling", "long_plain")
+CALL_TIMEOUT = timedelta(seconds=90)
 
 
 class Recorder(logging.Handler):
@@ -133,6 +133,20 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
                 result = await session.call_tool(name, {})
                 out["types"][name] = [c.type for c in result.content]
             out["hasOutputSchema"] = tools["orders_report"].outputSchema is not None
+        elif scenario == "long_plain":
+            # A plain call of a tool declared long (14 s): a hidden task answered on the call's
+            # own stream, which the SDK resumes with Last-Event-ID piece after piece.
+            started = time.monotonic()
+            times: list[list[float]] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                times.append([round(time.monotonic() - started, 2), progress, total or 0])
+
+            result = await session.call_tool(
+                "slow_compute", {"seconds": 14, "label": "py"}, progress_callback=on_progress
+            )
+            out.update(isError=result.isError, texts=_texts(result), progress=times)
+            out["answeredAt"] = round(time.monotonic() - started, 2)
         elif scenario == "no_sampling":
             try:
                 await session.call_tool("test_sampling", {"prompt": "x"})

@@ -28,7 +28,7 @@ async function sdk(sub) {
   return import(pathToFileURL(path.join(SDK_DIR, target)).href);
 }
 
-const SCENARIOS = ["sample_plain", "sample_task", "logging"];
+const SCENARIOS = ["sample_plain", "sample_task", "logging", "long_plain", "long_handle"];
 const RELATED = "io.modelcontextprotocol/related-task";
 
 function texts(result) {
@@ -87,6 +87,32 @@ async function run(url, scenario) {
       out.events = events;
       const created = events.find((e) => e.type === "taskCreated");
       out.taskIdMatches = created !== undefined && sampled.every((s) => s.related?.taskId === created.taskId);
+    } else if (scenario === "long_plain") {
+      // A plain call of a tool declared long (14 s), at the SDK's defaults: the call's own
+      // stream, resumed with Last-Event-ID, brings the tool's progress and then its result.
+      const started = Date.now();
+      const progress = [];
+      const result = await client.callTool(
+        { name: "slow_compute", arguments: { seconds: 14, label: "ts" } },
+        undefined,
+        { onprogress: (p) => progress.push([(Date.now() - started) / 1000, p.progress, p.total ?? 0]) },
+      );
+      out.texts = texts(result);
+      out.progress = progress;
+      out.answeredAt = (Date.now() - started) / 1000;
+    } else if (scenario === "long_handle") {
+      // Longer than the SDK waits (60 s): the answer is a task handle the model drives with tools.
+      const started = Date.now();
+      const handed = await client.callTool({ name: "slow_compute", arguments: { seconds: 600, label: "job" } });
+      out.answeredAt = (Date.now() - started) / 1000;
+      out.handed = { texts: texts(handed), structured: handed.structuredContent ?? null };
+      const handle = handed.structuredContent?.handle;
+      const tools = (await client.listTools()).tools.map((t) => t.name);
+      out.handleTools = tools.filter((name) => name.startsWith("taskgate_task_"));
+      out.status = (await client.callTool({ name: "taskgate_task_status", arguments: { handle } })).structuredContent;
+      out.cancel = (await client.callTool({ name: "taskgate_task_cancel", arguments: { handle } })).structuredContent;
+      const after = await client.callTool({ name: "taskgate_task_result", arguments: { handle } });
+      out.afterCancel = { isError: after.isError ?? false, texts: texts(after) };
     } else if (scenario === "logging") {
       await client.setLoggingLevel("debug");
       const progress = [];

@@ -17,12 +17,21 @@ export function pkgVersion(name) {
   return "?";
 }
 export const ABORT_AFTER = 3.0;
+const ABORT_GRACE = 1.0;
 // The 45 s tool (see common.py): long_work, or slow_compute where only the deployed tools exist.
 export const LONG_TOOL = process.env.HOSTS_LONG_TOOL ?? "long_work";
 export const QUICK_NAME = "host";
 export const ELICIT_FILE = "report.csv";
 
 const now = () => Date.now() / 1000;
+
+const HANDLE_CANCEL = "taskgate_task_cancel";
+
+// The task handle a plain call was answered with ("tasks as tools"), if it was.
+export function taskHandle(text) {
+  const match = /background task ([0-9a-f-]{36})/.exec(String(text));
+  return match && String(text).includes(HANDLE_CANCEL) ? match[1] : null;
+}
 
 export function emit(scenario, fields) {
   process.stdout.write(JSON.stringify({ scenario, ...fields }) + "\n");
@@ -73,7 +82,18 @@ export async function main(adapter) {
     if (!(await timed("open", () => adapter.open(url)))) return;
     const longArgs = { seconds: Number(seconds), [LONG_TOOL === "long_work" ? "run" : "label"]: run };
     if (phase === "cancel") {
-      await timed("cancel", () => adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER));
+      await timed("cancel", async () => {
+        const how = await adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER);
+        const handle = taskHandle(how);
+        if (handle === null) return how;
+        // Answered at once with a task handle: nothing to abort; the model cancels the task instead.
+        const done = await adapter.call(HANDLE_CANCEL, { handle }, null);
+        return `handed a task handle, then ${HANDLE_CANCEL}: ${String(done).slice(0, 120)}`;
+      });
+      // What the framework sends on an abort (the TypeScript SDK's notifications/cancelled)
+      // is an HTTP request of its own: a host keeps running while it goes out, so the driver
+      // waits a moment before it hangs up, instead of killing it in flight.
+      await sleep(ABORT_GRACE);
       return;
     }
     await timed("list", () => adapter.listTools());

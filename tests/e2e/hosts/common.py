@@ -8,6 +8,8 @@ scenario (tests/e2e/test_hosts.py reads them):
   called the framework's default way, with the progress it reports, where it exposes any.
 - ``cancel``: the 45 s tool again, aborted the framework's own way after ``ABORT_AFTER``
   seconds; then the driver exits (hangs up), and the test looks at the tool on the server.
+  A call answered at once with a task handle (a host that cannot wait that long) has nothing
+  left to abort: the model cancels the task, through the framework, with ``taskgate_task_cancel``.
 
     driver.py URL main|cancel RUN SECONDS
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -52,6 +55,15 @@ class Adapter(Protocol):
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
         """Start the call, abort it after ``after`` s the framework's way; say how."""
         ...
+
+
+HANDLE_CANCEL = "taskgate_task_cancel"
+
+
+def task_handle(text: str) -> str | None:
+    """The task handle a plain call was answered with ("tasks as tools"), if it was."""
+    match = re.search(r"background task ([0-9a-f-]{36})", text)
+    return match.group(1) if match and HANDLE_CANCEL in text else None
 
 
 def emit(scenario: str, **fields: Any) -> None:
@@ -97,7 +109,16 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
         name_key = "run" if LONG_TOOL == "long_work" else "label"
         long_args = {"seconds": seconds, name_key: run_name}
         if phase == "cancel":
-            await timed("cancel", lambda: adapter.cancel(LONG_TOOL, long_args, ABORT_AFTER))
+
+            async def abort() -> str:
+                how = await adapter.cancel(LONG_TOOL, long_args, ABORT_AFTER)
+                handle = task_handle(how)
+                if handle is None:
+                    return how
+                done = await adapter.call(HANDLE_CANCEL, {"handle": handle}, None)
+                return f"handed a task handle, then {HANDLE_CANCEL}: {done[:120]}"
+
+            await timed("cancel", abort)
             return
         await timed("list", adapter.list_tools)
         await timed("quick", lambda: adapter.call("greet", {"name": QUICK_NAME}, None))

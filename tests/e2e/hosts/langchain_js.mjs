@@ -34,8 +34,9 @@ const adapter = {
     await sleep(after);
     controller.abort();
     try {
-      await call;
-      return "finished before the abort";
+      const result = await call;
+      // What it finished with (a task handle, for a call answered at once).
+      return `finished before the abort: ${answerText(result)}`;
     } catch (err) {
       return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
     }

@@ -58,10 +58,11 @@ class LangChainPy:
         await asyncio.sleep(after)
         call.cancel()
         try:
-            await call
+            result = await call
         except asyncio.CancelledError:
             return "task.cancel() on ainvoke: CancelledError"
-        return "finished before the abort"
+        # What it finished with (a task handle, for a call answered at once).
+        return f"finished before the abort: {answer_text(result)}"
 
 
 if __name__ == "__main__":

@@ -41,10 +41,11 @@ class LlamaIndex:
         await asyncio.sleep(after)
         call.cancel()
         try:
-            await call
+            result = await call
         except asyncio.CancelledError:
             return "task.cancel() on acall: CancelledError"
-        return "finished before the abort"
+        # What it finished with (a task handle, for a call answered at once).
+        return f"finished before the abort: {answer_text(result)}"
 
 
 if __name__ == "__main__":

@@ -57,10 +57,11 @@ class PydanticAi:
         await asyncio.sleep(after)
         call.cancel()
         try:
-            await call
+            result = await call
         except asyncio.CancelledError:
             return "task.cancel() on call_tool: CancelledError"
-        return "finished before the abort"
+        # What it finished with (a task handle, for a call answered at once).
+        return f"finished before the abort: {answer_text(result)}"
 
 
 if __name__ == "__main__":

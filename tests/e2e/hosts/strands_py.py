@@ -68,6 +68,9 @@ class Strands:
             text = await call
         except RuntimeError as exc:
             return f"cancel_signal set: {exc}"
+        finally:
+            # Strands: "Clear the event before reusing it for another call" (the model's next one).
+            self.cancel_signal.clear()
         return f"finished: {text}"
 
 

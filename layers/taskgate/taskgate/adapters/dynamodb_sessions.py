@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..domain.calls import CallClaim
 from ..domain.errors import ServiceUnavailable
 from ..domain.ports import Clock
 from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
@@ -74,12 +75,24 @@ class DynamoDBSessionStore:
             else None,
             log_level=item["logLevel"]["S"] if "logLevel" in item else None,
             recent_tasks={k: int(v["N"]) for k, v in item.get("recentTasks", {}).get("M", {}).items()},
+            hidden_tasks=frozenset(item.get("hiddenTasks", {}).get("SS", [])),
         )
 
     @translating
     def delete_session(self, session_id: str) -> None:
         self._ddb.delete_item(TableName=self._table, Key={"taskId": s(f"session#{session_id}")})
         self._ddb.delete_item(TableName=self._table, Key=self._subs_key(session_id))
+
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        # A session that has gone keeps nothing: nothing to write.
+        conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key={"taskId": s(f"session#{session_id}")},
+            UpdateExpression="ADD hiddenTasks :task",
+            ConditionExpression="attribute_exists(taskId)",
+            ExpressionAttributeValues={":task": {"SS": [task_id]}},
+        )
 
     def set_log_level(self, session_id: str, level: str) -> None:
         # A session that has gone keeps no level: nothing to write.
@@ -148,6 +161,8 @@ class DynamoDBSessionStore:
             emitted_keys=frozenset(k["S"] for k in item.get("emittedKeys", {}).get("L", [])),
             done=item.get("done", {}).get("BOOL", False),
             hides_task=item.get("hidesTask", {}).get("BOOL", False),
+            watch_ms=int(item["watchMs"]["N"]) if "watchMs" in item else None,
+            hand_over_at_ms=int(item["handOverAt"]["N"]) if "handOverAt" in item else None,
         )
 
     def append_events(self, before: StreamState, after: StreamState) -> bool:
@@ -162,26 +177,63 @@ class DynamoDBSessionStore:
         )
         return written is not None
 
-    @translating
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        self._ddb.put_item(
+    # -- plain calls that became hidden tasks (domain/calls.py) -----------------------
+
+    def _call_key(self, key: str) -> dict[str, Any]:
+        return {"taskId": s(f"call#{key}")}
+
+    @staticmethod
+    def _claim(item: dict[str, Any]) -> CallClaim:
+        return CallClaim(
+            task_id=item["callTaskId"]["S"] if "callTaskId" in item else None,
+            cancelled=item.get("cancelled", {}).get("BOOL", False),
+        )
+
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+        written = conditional(
+            self._ddb.put_item,
             TableName=self._table,
             Item={
-                "taskId": s(f"call#{key}"),
+                **self._call_key(key),
                 "kind": s("call"),
                 "callTaskId": s(task_id),
                 "expiresAt": expires_at(expires_at_ms),
             },
+            # An expired item (DynamoDB deletes late) is no claim any more.
+            ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",
+            ExpressionAttributeValues={":now": expires_at(self._clock())},
         )
+        if written is not None:
+            return None
+        found = self.find_call(key)
+        # Claimed by another (found), or a tombstone that expired just now: either way not ours.
+        return found if found is not None else CallClaim(None, cancelled=True)
 
     @translating
-    def find_call(self, key: str) -> str | None:
+    def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
+        # An update creates the item when there is none: the tombstone a call that has not
+        # claimed it yet will find.
+        item = self._ddb.update_item(
+            TableName=self._table,
+            Key=self._call_key(key),
+            UpdateExpression="SET cancelled = :yes, kind = :call, expiresAt = if_not_exists(expiresAt, :exp)",
+            ExpressionAttributeValues={
+                ":yes": {"BOOL": True},
+                ":call": s("call"),
+                ":exp": expires_at(expires_at_ms),
+            },
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+        return self._claim(item)
+
+    @translating
+    def find_call(self, key: str) -> CallClaim | None:
         item = self._live(
-            self._ddb.get_item(
-                TableName=self._table, Key={"taskId": s(f"call#{key}")}, ConsistentRead=True
-            ).get("Item")
+            self._ddb.get_item(TableName=self._table, Key=self._call_key(key), ConsistentRead=True).get(
+                "Item"
+            )
         )
-        return item["callTaskId"]["S"] if item else None
+        return self._claim(item) if item else None
 
     # -- resource subscriptions: one item per session, a map keyed by a hash of the URI
     # (map keys are attribute names; a URI may be longer or stranger than one should be).
@@ -334,6 +386,10 @@ class DynamoDBSessionStore:
             "done": {"BOOL": stream.done},
             "hidesTask": {"BOOL": stream.hides_task},
         }
+        if stream.watch_ms is not None:
+            item["watchMs"] = n(stream.watch_ms)
+        if stream.hand_over_at_ms is not None:
+            item["handOverAt"] = n(stream.hand_over_at_ms)
         return item
 
 

@@ -11,7 +11,10 @@ Item layout (attribute: type):
   exactly the live tasks) · historyEvents N (the execution's history used so far,
   domain/history.py) · answerBytes N (what inputResponses holds, kept by the
   answer writes' conditions) · executionArn S (the task's execution, on the machine that
-  started it: a replaced state machine's executions are still found)
+  started it: a replaced state machine's executions are still found) · progress S(JSON) ·
+  progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
+  watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
+  come back by then)
 While a job a tool handed off is pending (domain/jobs.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
@@ -32,7 +35,8 @@ from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.jobs import CallbackSlot, PendingJob
 from ..domain.limits import map_size
-from ..domain.model import Expiry, Outcome, TaskRecord, TaskStatus
+from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
+from ..domain.progress import ProgressReport
 from .aws_errors import translated
 from .dynamodb_items import conditional, dumps, expires_at, expires_at_ms, j, n, s
 
@@ -68,6 +72,7 @@ _LIFECYCLE_ATTRIBUTES = (
     "outcome",
     "historyEvents",
     "executionArn",
+    "watchedUntil",
     # What a task waits on: the sweeper stops it with the task.
     "job",
 )
@@ -162,6 +167,12 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         client_capabilities=json_value("clientCapabilities"),
         history_events=int(item["historyEvents"]["N"]) if "historyEvents" in item else 0,
         execution_arn=text("executionArn"),
+        progress=Progress.from_json(json_value("progress")) if "progress" in item else None,
+        progress_count=int(item["progressCount"]["N"]) if "progressCount" in item else 0,
+        log_lines=tuple(LogLine(x["level"], x["data"]) for x in json_value("logLines") or []),
+        log_count=int(item["logCount"]["N"]) if "logCount" in item else 0,
+        log_level=text("logLevel"),
+        watched_until_ms=int(item["watchedUntil"]["N"]) if "watchedUntil" in item else None,
         job=PendingJob.from_json(job) if job else None,
         job_outcomes=json_map("jobOutcomes"),
         job_checked_at_ms=int(item["jobCheckedAt"]["N"]) if "jobCheckedAt" in item else None,
@@ -215,6 +226,10 @@ class DynamoDBTaskStore:
             item["clientCapabilities"] = j(record.client_capabilities)
         if record.execution_arn:
             item["executionArn"] = s(record.execution_arn)
+        if record.log_level is not None:
+            item["logLevel"] = s(record.log_level)
+        if record.watched_until_ms is not None:
+            item["watchedUntil"] = n(record.watched_until_ms)
         written = conditional(
             self._ddb.put_item,
             TableName=self._table,
@@ -267,18 +282,59 @@ class DynamoDBTaskStore:
         last = page.get("LastEvaluatedKey")
         return ordered, _encode_cursor(last) if last else None
 
-    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
+    def report_progress(
+        self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True
+    ) -> None:
+        sets = [
+            "statusMessage = :m",
+            "progressCount = :pc",
+            "logCount = :lc",
+            "lastUpdatedAt = :now",
+            _KEEP_ALIVE,
+        ]
+        values: dict[str, Any] = {
+            ":m": s(report.message),
+            ":pc": n(report.progress_count),
+            ":lc": n(report.log_count),
+            ":now": _t(now_ms),
+            ":working": s("working"),
+            **_alive_values(alive),
+        }
+        removes = []
+        if report.progress is not None:
+            sets.append("progress = :p")
+            values[":p"] = j(report.progress.to_json())
+        if report.log_lines:
+            sets.append("logLines = :ll")
+            values[":ll"] = j([line.to_json() for line in report.log_lines])
+        else:
+            removes.append("logLines")
+        condition = "#status = :working"
+        if check_caller:
+            # The cooperative check of a watched task: its caller must still be expected.
+            condition += " AND (attribute_not_exists(watchedUntil) OR watchedUntil > :nowms)"
+            values[":nowms"] = n(now_ms)
         self._update(
             task_id,
-            UpdateExpression=f"SET statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE}",
-            ConditionExpression="#status = :working",
+            UpdateExpression="SET " + ", ".join(sets) + (" REMOVE " + ", ".join(removes) if removes else ""),
+            ConditionExpression=condition,
             ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":m": s(message),
-                ":now": _t(now_ms),
-                ":working": s("working"),
-                **_alive_values(alive),
-            },
+            ExpressionAttributeValues=values,
+        )
+
+    def watch(self, task_id: str, until_ms: int | None) -> None:
+        values: dict[str, Any] = {**_ACTIVE}
+        if until_ms is None:
+            expression = "REMOVE watchedUntil"
+        else:
+            expression = "SET watchedUntil = :until"
+            values[":until"] = n(until_ms)
+        self._update(
+            task_id,
+            UpdateExpression=expression,
+            ConditionExpression=_IS_ACTIVE,
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues=values,
         )
 
     def count_active(self, owner: str, up_to: int) -> int:

@@ -161,12 +161,16 @@ IAM_PATH = "/iam/mcp"
 
 def _iam_caller(scope: Scope) -> bool:
     """API Gateway checked this request's SigV4 signature (the route is AWS_IAM) and named the
-    caller; only API Gateway writes ``requestContext``, never the client."""
+    caller; only API Gateway writes ``requestContext``, never the client. An HTTP API names
+    it in ``authorizer.iam``, a REST API (the streaming endpoint) in ``identity``."""
     event = scope.get("aws.event")
     context = event.get("requestContext") if isinstance(event, dict) else None
-    authorizer = context.get("authorizer") if isinstance(context, dict) else None
+    if not isinstance(context, dict):
+        return False
+    authorizer = context.get("authorizer")
     iam = authorizer.get("iam") if isinstance(authorizer, dict) else None
-    return isinstance(iam, dict) and bool(iam.get("userArn"))
+    identity = context.get("identity")
+    return any(isinstance(named, dict) and bool(named.get("userArn")) for named in (iam, identity))
 
 
 @dataclass(frozen=True)

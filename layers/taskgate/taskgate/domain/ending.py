@@ -21,6 +21,10 @@ from .ports import Clock, TaskStore, Workflow
 
 logger = logging.getLogger(__name__)
 
+# Why a plain call's hidden task was cancelled without a cancel: its caller stopped
+# coming back for its answer (TaskRecord.caller_gone).
+HUNG_UP = "The caller went away: nothing resumed the call in time, so the work was stopped."
+
 
 class TaskEnder:
     def __init__(

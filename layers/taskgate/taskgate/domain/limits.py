@@ -75,6 +75,8 @@ def row_size(record: TaskRecord, *, arguments_bytes: int | None = None) -> int:
         + (json_size(record.client_capabilities) if record.client_capabilities is not None else 0)
         + (json_size(record.result) if record.result is not None else 0)
         + (json_size(record.error) if record.error is not None else 0)
+        + (json_size(record.progress.to_json()) if record.progress is not None else 0)
+        + (json_size([line.to_json() for line in record.log_lines]) if record.log_lines else 0)
         + map_size(record.job_outcomes)
         + (JOB_FIXED_BYTES if record.job is not None else 0)
     )

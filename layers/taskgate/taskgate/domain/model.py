@@ -48,6 +48,39 @@ class Expiry:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """The numbers a tool last reported (``ctx.progress``), as MCP's progress notification
+    carries them: ``progress`` grows from report to report; ``total`` may be unknown."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"progress": self.progress}
+        if self.total is not None:
+            out["total"] = self.total
+        if self.message is not None:
+            out["message"] = self.message
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Progress:
+        return cls(raw["progress"], raw.get("total"), raw.get("message"))
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One ``ctx.log`` line a task keeps for its client (``notifications/message`` params)."""
+
+    level: str
+    data: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"level": self.level, "data": self.data}
+
+
+@dataclass(frozen=True)
 class TaskRecord:
     task_id: str
     owner: str
@@ -83,6 +116,19 @@ class TaskRecord:
     client_capabilities: dict[str, Any] | None = None
     # What the execution's history holds so far, as counted by the worker (domain/history.py).
     history_events: int = 0
+    # The tool's last progress numbers and how many reports it has made: a stream that
+    # sent report n sends the next one only when the count passes n.
+    progress: Progress | None = None
+    progress_count: int = 0
+    # The tool's latest log lines (domain/progress.py bounds them) and how many it has
+    # logged in all: line i of ``log_lines`` is line ``log_count - len(log_lines) + i``.
+    log_lines: tuple[LogLine, ...] = ()
+    log_count: int = 0
+    # The least severe level of log line the caller wants kept; None: none are.
+    log_level: str | None = None
+    # A plain call's hidden task: cancelled when its caller has not come back by then
+    # (epoch ms; every resumed stream moves it on). None: nobody is watched for.
+    watched_until_ms: int | None = None
     # The job the task waits on while it waits (domain/jobs.py), and every job's outcome
     # by its hand-off key, kept for the task's life (the tool reads them when it runs again).
     job: PendingJob | None = None
@@ -95,6 +141,10 @@ class TaskRecord:
 
     def expired(self, now_ms: int) -> bool:
         return self.expires_at_ms <= now_ms
+
+    def caller_gone(self, now_ms: int) -> bool:
+        """A watched task whose caller did not come back in time (it hung up for good)."""
+        return self.watched_until_ms is not None and self.watched_until_ms <= now_ms
 
     def kept_alive(self, now_ms: int) -> Expiry:
         expires = max(self.expires_at_ms, now_ms + self.retention_ms)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from .jobs import CallbackSlot, PendingJob
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
+from .progress import ProgressReport
 
 
 class TaskStore(Protocol):
@@ -40,8 +41,16 @@ class TaskStore(Protocol):
         their payloads (arguments, result, checkpoint, questions and answers): for the
         sweeper, which judges tasks by their status and times."""
 
-    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
-        """Set statusMessage while working; raise TransitionRejected otherwise."""
+    def report_progress(
+        self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True
+    ) -> None:
+        """Write the statusMessage, progress numbers and log window while working; raise
+        TransitionRejected otherwise, or (``check_caller``) when the task is watched for a
+        caller that did not come back by ``now_ms`` (``TaskRecord.caller_gone``)."""
+
+    def watch(self, task_id: str, until_ms: int | None) -> None:
+        """Expect the task's caller back by ``until_ms`` (None: stop watching); raise
+        TransitionRejected unless the task is active."""
 
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0

@@ -80,10 +80,16 @@ class TaskService:
         input_responses: dict[str, Any] | None = None,
         progress_token: str | int | None = None,
         client_capabilities: dict[str, Any] | None = None,
+        task_id: str | None = None,
+        log_level: str | None = None,
+        watch_ms: int | None = None,
     ) -> TaskRecord:
         """A new task, durable before its execution starts. ``arguments_bytes``: their size
         as the caller measured it when it checked the request (the arguments and the answers
-        the task inherits) against ``limits``, once; without it, they are checked here."""
+        the task inherits) against ``limits``, once; without it, they are checked here.
+        ``task_id``: the id a plain call claimed for its hidden task (domain/calls.py);
+        ``log_level``: the least severe log line kept for the caller; ``watch_ms``: the
+        caller must come back within this (TaskRecord.watched_until_ms)."""
         if arguments_bytes is None:
             arguments_bytes = self.limits.check_arguments(arguments)
             # Answers carried by the call (2026: a tools/call's inputResponses) are kept
@@ -98,7 +104,7 @@ class TaskService:
             raise TooManyActiveTasks(limit)
         now = self._clock()
         ttl = self.limits.effective_ttl(requested_ttl_ms)
-        task_id = new_task_id()
+        task_id = task_id or new_task_id()
         record = TaskRecord(
             task_id=task_id,
             owner=owner,
@@ -118,6 +124,8 @@ class TaskService:
             # Written with the row: whatever machine the stack runs later, this task's
             # execution is this one (no second write; start() checks it is what it got).
             execution_arn=self._workflow.execution_for(task_id),
+            log_level=log_level,
+            watched_until_ms=now + watch_ms if watch_ms is not None else None,
         )
         self.limits.check_row(record, arguments_bytes=arguments_bytes)
         # Write-through: the row is durable before anyone can learn the id.
@@ -253,3 +261,13 @@ class TaskService:
         # The job it waited on, too (the row keeps which, as the cancel wrote it).
         self._ender.stop(task_id, message, record.execution_arn, cancelled.job)
         return Cancellation(cancelled, cancelled_now=True)
+
+    def watch(self, task_id: str, within_ms: int | None) -> bool:
+        """Expect the caller of a plain call's hidden task back within ``within_ms`` (None:
+        stop watching, the caller holds a handle now); False when the task has ended."""
+        until = self._clock() + within_ms if within_ms is not None else None
+        try:
+            self._store.watch(task_id, until)
+        except TransitionRejected:
+            return False
+        return True

@@ -5,18 +5,11 @@ instance can serve any request."""
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-
-def call_key(owner: str, session_id: str | None, request_id: Any) -> str:
-    """Names one JSON-RPC request of one caller: a request id is only unique within
-    its session, and only its caller may refer to it."""
-    raw = json.dumps([owner, session_id or "", request_id], separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(raw.encode()).hexdigest()
+from .calls import CallStore
 
 
 @dataclass(frozen=True)
@@ -33,6 +26,9 @@ class Session:
     # The tasks this session created last (task id -> createdAt ms), at most RECENT_TASKS:
     # its tasks/list shows them at once, whatever the owner index has caught up with.
     recent_tasks: dict[str, int] = field(default_factory=dict)
+    # The hidden tasks of this session's plain calls: a client that ends its session can
+    # never resume their streams, so they end with it.
+    hidden_tasks: frozenset[str] = frozenset()
 
 
 # How many of its own newest tasks a session remembers for tasks/list.
@@ -73,9 +69,18 @@ class StreamState:
     # A plain tools/call's stream (2025): the client never asked for a task, so no
     # message on it names one; it reads as the call's own elicitation and response.
     hides_task: bool = False
+    # A plain call's stream: each piece of it tells the task its caller is still there,
+    # for this long (ms); None: nobody is watched for (a tasks/result stream).
+    watch_ms: int | None = None
+    # A plain call's stream: still running at this time (epoch ms), the call is answered
+    # with a handle the model drives (protocol/handle_tools.py). None: never.
+    hand_over_at_ms: int | None = None
 
 
-class SessionStore(Protocol):
+class SessionStore(CallStore, Protocol):
+    """Sessions, stream logs, resource subscriptions, and (``CallStore``) the plain calls
+    that became hidden tasks."""
+
     def create_session(self, session: Session) -> None: ...
 
     def get_session(self, session_id: str, *, consistent: bool = True) -> Session | None:
@@ -83,6 +88,9 @@ class SessionStore(Protocol):
         created in the last second or so, or still see one just deleted."""
 
     def delete_session(self, session_id: str) -> None: ...
+
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        """Remember that a plain call of the session became ``task_id``."""
 
     def set_log_level(self, session_id: str, level: str) -> None:
         """Record the session's ``logging/setLevel``; a session that is gone stays gone."""
@@ -101,12 +109,6 @@ class SessionStore(Protocol):
     def append_events(self, before: StreamState, after: StreamState) -> bool:
         """Persist ``after`` (``before`` plus new events) if nobody else appended
         since ``before`` was read; False when someone did."""
-
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        """A plain call (``call_key``) became this task, until ``expires_at_ms``."""
-
-    def find_call(self, key: str) -> str | None:
-        """The task a plain call became, if it did and that is still remembered."""
 
     # -- resource subscriptions of a session (2025-11-25 resources/subscribe) --------
 

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .ending import TaskEnder
+from .ending import HUNG_UP, TaskEnder
+from .errors import TransitionRejected
 from .jobs import Jobs
 from .model import TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
@@ -50,6 +51,8 @@ class SweepReport:
     # DescribeExecution calls made.
     described: int = 0
     failed: dict[str, str] = field(default_factory=dict)
+    # Plain calls' hidden tasks whose callers hung up for good, cancelled (task id -> why).
+    cancelled: dict[str, str] = field(default_factory=dict)
     # Tasks that could not be checked this time (the next run tries again), and why.
     errors: dict[str, str] = field(default_factory=dict)
     # False when the run stopped for lack of time before it had read every live task.
@@ -123,6 +126,20 @@ class Sweeper:
         if record.status.terminal:
             return
         now = self._clock()
+        if record.caller_gone(now):
+            # A plain call's hidden task nobody came back for (a tool that never reports
+            # progress never runs its own check): stopped as its caller would have wanted.
+            try:
+                self._store.cancel(record.task_id, HUNG_UP, now, record.kept_alive(now))
+            except TransitionRejected:
+                return  # it ended meanwhile
+            self._ender.stop(record.task_id, HUNG_UP, record.execution_arn, record.job)
+            logger.warning("cancelled a task whose caller hung up", extra={"taskId": record.task_id})
+            with self._lock:
+                report.checked += 1
+                report.judged_from_row += 1
+                report.cancelled[record.task_id] = HUNG_UP
+            return
         reason: str | None = None
         described = False
         past_runtime = bool(self._max_runtime) and now - record.created_at_ms > self._max_runtime

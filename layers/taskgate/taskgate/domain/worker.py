@@ -10,6 +10,7 @@ below, whose names its Catch rules match (statemachines/task.asl.json).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import logging
@@ -33,15 +34,16 @@ from ..tools.context import (
 )
 from ..tools.input import ClientCapabilities
 from ..tools.jobs import JobSpec
-from ..tools.peer import Peer
+from ..tools.peer import Peer, at_least
 from ..tools.registry import ToolRegistry
 from . import callbacks, history
-from .ending import TaskEnder
+from .ending import HUNG_UP, TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
 from .jobs import CallbackSlot, JobKind, JobRequest
-from .limits import MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
+from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
+from .progress import ProgressReport, bounded_line, bounded_progress, with_line
 from .results import ResultStore
 
 logger = logging.getLogger(__name__)
@@ -116,7 +118,12 @@ _NOTHING = StepOutcome(StepKind.FINISHED)
 class _StoreControl:
     """The tool's context, bound to its row. ``row`` is the row as this step has
     written it: nothing else writes a working task's fields while its step runs, so
-    the step can bound every write against the 400 KB item before sending it."""
+    the step can bound every write against the 400 KB item before sending it.
+
+    Progress and log lines are written at most once per ``pollInterval`` (clients poll
+    no faster, so a write made more often is never seen and only costs a write); what
+    a skipped write held is written by the next one, or by ``flush`` when the step
+    ends: the last update is never dropped."""
 
     def __init__(
         self,
@@ -140,28 +147,107 @@ class _StoreControl:
         self._remaining_ms = remaining_ms
         self._yield_margin_ms = yield_margin_ms
         self._retries = retries
-        # Clients poll no faster than pollIntervalMs, so a message written more
-        # often is never seen; each skipped write is a DynamoDB write not paid for.
         self._min_interval = record.poll_interval_ms / 1000
         self._last_write = float("-inf")
+        self._last_check = float("-inf")
+        self._cancelled = False
+        self._pending: ProgressReport | None = None
 
-    def progress(self, message: str) -> None:
+    def _next(self) -> ProgressReport:
+        row = self.row
+        return self._pending or ProgressReport(
+            row.status_message or "", row.progress, row.progress_count, row.log_lines, row.log_count
+        )
+
+    def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
+        last = self._next()
+        self._pending = dataclasses.replace(
+            last,
+            # A progress report never fails a task: an overlong message is cut.
+            message=cut(status, MAX_STATUS_MESSAGE_BYTES),
+            progress=bounded_progress(value, total, message),
+            progress_count=last.progress_count + 1,
+        )
+        self._write_if_due()
+
+    def log(self, level: str, data: Any) -> None:
+        threshold = self._record.log_level
+        if threshold is None or not at_least(level, threshold):
+            return  # nobody asked for lines this low (or for lines at all)
+        last = self._next()
+        self._pending = dataclasses.replace(
+            last, log_lines=with_line(last.log_lines, bounded_line(level, data)), log_count=last.log_count + 1
+        )
+        self._write_if_due()
+
+    def _write_if_due(self) -> None:
         now = time.monotonic()
         if now - self._last_write < self._min_interval:
             return
         self._last_write = now
-        at = self._clock()
-        # A progress report never fails a task: an overlong message is cut.
-        message = cut(message, MAX_STATUS_MESSAGE_BYTES)
+        self._write(check_caller=True)
+
+    def flush(self) -> bool:
+        """Write what is pending, at the end of the step; False when the task ended under it."""
+        if self._pending is None:
+            return True
         try:
-            self._store.report_progress(self._record.task_id, message, at, self._record.kept_alive(at))
+            self._write(check_caller=False)
+        except TaskCancelled:
+            return False
+        return True
+
+    def _write(self, *, check_caller: bool) -> None:
+        report = self._fitted(self._next())
+        at = self._clock()
+        try:
+            self._store.report_progress(
+                self._record.task_id, report, at, self._record.kept_alive(at), check_caller=check_caller
+            )
         except TransitionRejected as exc:
+            current = self._store.get(self._record.task_id)
+            if current is not None and not current.status.terminal and current.caller_gone(at):
+                self._hang_up(at)
             raise TaskCancelled(self._record.task_id) from exc
-        self.row = dataclasses.replace(self.row, status_message=message)
+        self._pending = None
+        self.row = self._with(self.row, report)
+
+    @staticmethod
+    def _with(row: TaskRecord, report: ProgressReport) -> TaskRecord:
+        return dataclasses.replace(
+            row,
+            status_message=report.message,
+            progress=report.progress,
+            progress_count=report.progress_count,
+            log_lines=report.log_lines,
+            log_count=report.log_count,
+        )
+
+    def _fitted(self, report: ProgressReport) -> ProgressReport:
+        """``report`` with its oldest log lines dropped while the row would not fit."""
+        while report.log_lines and row_size(self._with(self.row, report)) > MAX_ROW_BYTES:
+            report = dataclasses.replace(report, log_lines=report.log_lines[1:])
+        return report
+
+    def _hang_up(self, at: int) -> None:
+        """The cooperative end of a watched task whose caller went away for good."""
+        with contextlib.suppress(TransitionRejected):  # it ended some other way meanwhile
+            self._store.cancel(self._record.task_id, HUNG_UP, at, self._record.kept_alive(at))
 
     def is_cancelled(self) -> bool:
+        # A strongly consistent read, at most once a pollInterval: a tool may check every
+        # few milliseconds, and a cancel is seen within a second all the same.
+        now = time.monotonic()
+        if self._cancelled or now - self._last_check < self._min_interval:
+            return self._cancelled
+        self._last_check = now
         record = self._store.get(self._record.task_id)
-        return record is None or record.status.terminal
+        at = self._clock()
+        if record is not None and not record.status.terminal and record.caller_gone(at):
+            self._hang_up(at)
+            record = None
+        self._cancelled = record is None or record.status.terminal
+        return self._cancelled
 
     def checkpoint(self, state: Any) -> None:
         size, room = json_size(state), self._limits.checkpoint_room(self.row)
@@ -325,6 +411,8 @@ class Worker:
         try:
             result = tool.run(record.arguments, ctx)
         except InputNeeded as need:
+            if not control.flush():
+                return _NOTHING  # cancelled while the tool ran: never park
             size, room = map_size(need.requests), self._limits.questions_room(control.row)
             if size > room:
                 return self._fail(
@@ -338,6 +426,7 @@ class Worker:
                 return _NOTHING  # cancelled while the tool ran: never park
             return StepOutcome(StepKind.INPUT_REQUIRED)
         except TaskYield:
+            control.flush()  # the next step reads what this one reported last
             return StepOutcome(StepKind.CONTINUE)
         except HandedOff:
             return StepOutcome(StepKind.HAND_OFF)
@@ -357,6 +446,8 @@ class Worker:
             # The client gets a reason, never the trace; the trace goes to our logs.
             logger.exception("tool %s raised", record.tool, extra={"taskId": task_id})
             return self._fail(record, INTERNAL_ERROR, "Internal error while running the tool")
+        if not control.flush():
+            return _NOTHING  # cancelled while the tool ran: cancelled stays cancelled
         return self._complete(record, result, control.row)
 
     def _complete(self, record: TaskRecord, result: dict[str, Any], row: TaskRecord) -> StepOutcome:

@@ -40,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -289,6 +290,10 @@ def running(port: int, host: str = "127.0.0.1") -> bool:
         # The dashboard page: data.json would serialise every backend, Lambda's asking Docker.
         with urllib.request.urlopen(f"http://{host}:{port}/moto-api/", timeout=2) as resp:
             return bool(resp.status == 200)
+    except urllib.error.HTTPError:
+        # It answered. (data.json fails when moto's Lambda model cannot reach a Docker
+        # engine, which is the normal case here: the worker runs inline.)
+        return True
     except OSError:
         return False
 

@@ -9,7 +9,8 @@ and a crash (500).
 
 from __future__ import annotations
 
-from ..codes import INTERNAL_ERROR, INVALID_PARAMS, TASK_LIMIT_REACHED
+from ..codes import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, TASK_LIMIT_REACHED
+from ..domain.calls import CallCancelled
 from ..domain.errors import (
     DependencyFailure,
     InvalidCursor,
@@ -57,6 +58,8 @@ DOMAIN_ERRORS: dict[type[TaskgateError], tuple[int, str]] = {
     InvalidCursor: (INVALID_PARAMS, "Invalid cursor: "),
     PayloadTooLarge: (INVALID_PARAMS, "Invalid params: "),
     TooManyActiveTasks: (TASK_LIMIT_REACHED, ""),
+    # The client cancelled the call while it was being served (domain/calls.py).
+    CallCancelled: (INVALID_REQUEST, ""),
     DependencyFailure: (INTERNAL_ERROR, "Internal error: "),
     # Permanent, and said plainly: retrying cannot bring a deleted result back.
     ResultUnavailable: (INTERNAL_ERROR, ""),

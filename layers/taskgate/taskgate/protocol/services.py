@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import __version__
 
 if TYPE_CHECKING:
+    from ..domain.calls import PlainCalls
     from ..domain.service import TaskService
     from ..tools.prompts import PromptRegistry
     from ..tools.registry import ToolRegistry
     from ..tools.resources import ResourceRegistry
+    from .plain_calls import CallPolicy
     from .request_state import RequestStates
 
 SERVER_NAME = "taskgate"
@@ -115,5 +117,13 @@ class Services(Protocol):
     # Who a request without an identity is (AuthMode NONE).
     @property
     def anonymous_owner(self) -> str: ...
+
+    # What a plain call of a long tool becomes (protocol/plain_calls.py).
+    @property
+    def policy(self) -> CallPolicy: ...
+
+    # Plain calls' hidden tasks, keyed to their calls (domain/calls.py).
+    @property
+    def plain_calls(self) -> PlainCalls: ...
 
     def audit(self, event: str, fields: dict[str, Any]) -> None: ...

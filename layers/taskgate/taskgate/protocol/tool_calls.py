@@ -20,6 +20,7 @@ from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
 from .errors import RpcError
+from .handle_tools import HandleTools
 from .request_state import NOTHING, Carried
 from .services import InlineSlots, Services
 
@@ -38,6 +39,20 @@ class ToolRequest:
     @property
     def name(self) -> str:
         return self.tool.name
+
+
+def handles_listed(services: Services) -> bool:
+    """Whether the handle tools (protocol/handle_tools.py) are offered: a long plain call may
+    be handed to the model as a task handle, and some tool runs long."""
+    return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
+
+
+def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
+    """``tools/list``: the tools, and the handle tools when they are offered."""
+    tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
+    if handles_listed(services):
+        tools += HandleTools.definitions(with_task_support=with_task_support)
+    return tools
 
 
 def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None) -> ToolRequest:
@@ -65,9 +80,12 @@ class _CallerLink(NoTaskControl):
     def __init__(self, gone: Callable[[], bool]) -> None:
         self._gone = gone
 
-    def progress(self, message: str) -> None:
+    def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
         if self._gone():
             raise TaskCancelled("the caller went away")
+
+    def log(self, level: str, data: Any) -> None:
+        return None  # a plain call's lines go to its stream as notifications (the peer)
 
     def is_cancelled(self) -> bool:
         return self._gone()
@@ -162,9 +180,13 @@ def create_task(
     answers: dict[str, Any] | None = None,
     progress_token: str | int | None = None,
     client_capabilities: dict[str, Any] | None = None,
+    task_id: str | None = None,
+    log_level: str | None = None,
+    watch_ms: int | None = None,
 ) -> TaskRecord:
     """The task for ``request``; ``answers`` (which it inherits) were checked with the
-    request's own, so the service checks neither again."""
+    request's own, so the service checks neither again. ``task_id``, ``log_level`` and
+    ``watch_ms``: a plain call's hidden task (protocol/hidden.py)."""
     record = services.tasks.create(
         owner=call.owner,
         tool=request.name,
@@ -174,6 +196,9 @@ def create_task(
         input_responses=answers,
         progress_token=progress_token,
         client_capabilities=client_capabilities,
+        task_id=task_id,
+        log_level=log_level,
+        watch_ms=watch_ms,
     )
     services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": request.name})
     return record

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
+from ..domain.calls import CallClaim
 from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
 from ..domain.jobs import CallbackSlot, JobKind, JobProgress, PendingJob
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
+from ..domain.progress import ProgressReport
 from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from ..domain.transitions import Op, check, target
 from ..protocol.request_state import ephemeral_keys
@@ -189,10 +191,32 @@ class MemoryTaskStore:
             if r is not None
         ]
 
-    def report_progress(self, task_id: str, message: str, now_ms: int, alive: Expiry) -> None:
+    def report_progress(
+        self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True
+    ) -> None:
         with self._lock:
             record = self._row(Op.PROGRESS, task_id)
-            self._put(_touched(record, now_ms, alive, status_message=message))
+            if check_caller and record.caller_gone(now_ms):
+                raise TransitionRejected(task_id)
+            self._put(
+                _touched(
+                    record,
+                    now_ms,
+                    alive,
+                    status_message=report.message,
+                    progress=report.progress if report.progress is not None else record.progress,
+                    progress_count=report.progress_count,
+                    log_lines=report.log_lines,
+                    log_count=report.log_count,
+                )
+            )
+
+    def watch(self, task_id: str, until_ms: int | None) -> None:
+        with self._lock:
+            record = self.records.get(task_id)
+            if record is None or record.status.terminal:
+                raise TransitionRejected(task_id)
+            self._put(dataclasses.replace(record, watched_until_ms=until_ms))
 
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
@@ -575,7 +599,8 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
-        self.calls: dict[str, str] = {}
+        self.calls: dict[str, CallClaim] = {}
+        self._calls_lock = threading.Lock()
         # What an eventually consistent read returns for a stream, when a test makes it lag.
         self.lagging: dict[str, StreamState] = {}
         self.subs: dict[str, dict[str, str]] = {}
@@ -589,6 +614,13 @@ class MemorySessionStore:
     def delete_session(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
         self.subs.pop(session_id, None)
+
+    def add_hidden_task(self, session_id: str, task_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            self.sessions[session_id] = dataclasses.replace(
+                session, hidden_tasks=session.hidden_tasks | {task_id}
+            )
 
     def set_log_level(self, session_id: str, level: str) -> None:
         session = self.sessions.get(session_id)
@@ -621,10 +653,20 @@ class MemorySessionStore:
         self.streams[after.stream_id] = after
         return True
 
-    def remember_call(self, key: str, task_id: str, expires_at_ms: int) -> None:
-        self.calls[key] = task_id
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+        with self._calls_lock:
+            if key in self.calls:
+                return self.calls[key]
+            self.calls[key] = CallClaim(task_id)
+            return None
 
-    def find_call(self, key: str) -> str | None:
+    def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
+        with self._calls_lock:
+            claim = dataclasses.replace(self.calls.get(key) or CallClaim(None), cancelled=True)
+            self.calls[key] = claim
+            return claim
+
+    def find_call(self, key: str) -> CallClaim | None:
         return self.calls.get(key)
 
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:

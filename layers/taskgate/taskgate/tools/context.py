@@ -142,7 +142,10 @@ class Answer:
 class TaskControl(Protocol):
     """How the context reaches the task's durable state (the worker provides it)."""
 
-    def progress(self, message: str) -> None: ...
+    def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
+        """``status`` is the task's statusMessage; the rest, the numbers the tool reported."""
+
+    def log(self, level: str, data: Any) -> None: ...
 
     def is_cancelled(self) -> bool: ...
 
@@ -165,7 +168,10 @@ class NoTaskControl:
     """Control for a tool run inline (not as a task): nothing durable to report to, and
     no job can be handed off (nothing would wait for it)."""
 
-    def progress(self, message: str) -> None:
+    def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
+        return None
+
+    def log(self, level: str, data: Any) -> None:
         return None
 
     def is_cancelled(self) -> bool:
@@ -238,16 +244,18 @@ class ToolContext:
     def progress(
         self, message: str | None = None, *, progress: float | None = None, total: float | None = None
     ) -> None:
-        """Report progress: a task's ``statusMessage`` (raises TaskCancelled if the task has
-        ended), and ``notifications/progress`` on a plain call's stream when the client sent
-        a ``progressToken``. ``progress`` must grow from call to call; without it, each
-        call counts one step."""
+        """Report progress: ``notifications/progress`` with these numbers to a client that
+        sent a ``progressToken`` (on a plain call's stream, or, for a task, on the stream
+        its client waits on), and a task's ``statusMessage`` (raises TaskCancelled if the
+        task has ended). ``progress`` must grow from call to call; without it, each call
+        counts one step."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
         for listener in self.listeners:
             listener.progress(self, value, total, message)
         # A plain call's control reports nothing, but stops the tool if its caller went away.
-        self._control.progress(message if message is not None else _fraction(value, total))
+        status = message if message is not None else _fraction(value, total)
+        self._control.progress(status, value, total, message)
         token, notify = self.peer.progress_token, self.peer.notify
         if token is None or notify is None:
             return
@@ -260,9 +268,10 @@ class ToolContext:
 
     def log(self, level: str, message: str, data: Any = None) -> None:
         """Log ``message`` (and JSON ``data``) at an RFC 5424 ``level``: a
-        ``notifications/message`` on a plain call's stream when the client asked for this
-        level or a less severe one (2025-11-25: ``logging/setLevel``; 2026-07-28: the
-        request's ``_meta`` logLevel), and always a line in the function's log."""
+        ``notifications/message`` to the client when it asked for this level or a less
+        severe one (2025-11-25: ``logging/setLevel``; 2026-07-28: the request's ``_meta``
+        logLevel) - on a plain call's stream, or, for a task, on the stream its client
+        waits on - and always a line in the function's log."""
         if level not in LOG_LEVELS:
             raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
         for listener in self.listeners:
@@ -270,11 +279,15 @@ class ToolContext:
         tool_logger.log(
             python_level(level), message, extra={"taskId": self.task_id} if self.task_id else None
         )
+        payload = message if data is None else {"message": message, "data": data}
+        # A task keeps the line for its client's stream when that client asked for this level.
+        self._control.log(level, payload)
         threshold, notify = self.peer.log_level, self.peer.notify
         if threshold is None or notify is None or not at_least(level, threshold):
             return
-        params = {"level": level, "data": message if data is None else {"message": message, "data": data}}
-        notify({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        notify(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": payload}}
+        )
 
     def supports(self, kind: str) -> bool:
         """Whether the client declared ``kind``: "elicitation" (form mode),

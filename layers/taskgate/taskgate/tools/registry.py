@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from .awaiting import finish
 from .context import ToolContext, ToolError
-from .signature import check_tool
+from .signature import ToolDefinitionError, check_tool
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 ToolFn = Callable[[Any, ToolContext], Any]
@@ -87,6 +87,19 @@ class Tool:
     # ``outputSchema``; or a hand-written output schema.
     output_model: type[BaseModel] | None = None
     output_schema_override: dict[str, Any] | None = None
+    # About how long one call runs (seconds), or a function of the parsed arguments that
+    # says so. A plain call expected to run longer than the inline limit runs as a hidden
+    # task (protocol/plain_calls.py); None: a quick tool, always run inline.
+    expected_seconds: float | Callable[[Any], float] | None = None
+
+    def expected_for(self, args: BaseModel) -> float | None:
+        """How long a call with ``args`` (its parsed arguments) is expected to run; None
+        when not declared."""
+        if self.expected_seconds is None:
+            return None
+        if callable(self.expected_seconds):
+            return float(self.expected_seconds(args))
+        return float(self.expected_seconds)
 
     def output_schema(self) -> dict[str, Any] | None:
         if self.output_schema_override is not None:
@@ -184,6 +197,7 @@ def tool(
     prepare: PrepareFn | None = None,
     input_schema: dict[str, Any] | None = None,
     output_schema: dict[str, Any] | None = None,
+    expected_seconds: float | Callable[[Any], float] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
     """Register ``fn(args: Model, ctx: ToolContext)`` (a ``def`` or an ``async def``) as an
     MCP tool.
@@ -193,11 +207,29 @@ def tool(
     ``structuredContent`` (and as JSON text, for clients that read only content). A tool
     written in a way taskgate cannot serve is refused here (``ToolDefinitionError``, a
     TypeError naming the tool and the fix), not when a client calls it.
+
+    ``expected_seconds`` (a number, or a function of the parsed arguments) says how long a
+    call runs: a plain call (a host that never asks for a task) of a long one runs durably
+    as a hidden task, its progress streamed to the caller, instead of inside the request
+    that API Gateway cuts at 30 seconds. Leave it out for quick tools.
     """
 
     def decorate(fn: ToolFn) -> ToolFn:
         tool_name = name or str(getattr(fn, "__name__", ""))
         shape = check_tool(fn, tool_name, task_support, prepare)
+        if expected_seconds is not None:
+            if task_support == "forbidden":
+                raise ToolDefinitionError(
+                    tool_name,
+                    'expected_seconds needs a tool that can run as a task, not task_support "forbidden"',
+                    'Use task_support="optional" (plain calls of it then run as hidden tasks), or drop expected_seconds.',
+                )
+            if not callable(expected_seconds) and not expected_seconds >= 0:
+                raise ToolDefinitionError(
+                    tool_name,
+                    "expected_seconds is not a number of seconds",
+                    "Give a number >= 0, or a function of the arguments.",
+                )
         registry.add(
             Tool(
                 name=tool_name,
@@ -210,6 +242,7 @@ def tool(
                 schema_override=input_schema,
                 output_model=shape.output_model,
                 output_schema_override=output_schema,
+                expected_seconds=expected_seconds,
             )
         )
         return fn

@@ -3,29 +3,43 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
+from ...domain.calls import Started, call_key
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.model import TaskRecord
 from ...domain.ports import Clock
-from ...domain.sessions import RECENT_TASKS, Session, SessionStore, call_key
+from ...domain.sessions import RECENT_TASKS, Session, SessionStore
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ..completion import CompletionMethods
 from ..cursors import Cursors
 from ..era import Call, Era, HttpReply, Method, MethodRegistry
 from ..errors import RpcError, TransportRejection
+from ..handle_tools import HandleTools, handed
+from ..hidden import start_hidden
 from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
+from ..plain_calls import Plan, decide, refusal
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
 from ..services import Services, server_info
 from ..subscriptions import Subscriptions
-from ..tool_calls import ToolRequest, create_task, fetched, inline_context, resolve_tool, run_inline
+from ..tool_calls import (
+    ToolRequest,
+    create_task,
+    fetched,
+    handles_listed,
+    inline_context,
+    listed_tools,
+    resolve_tool,
+    run_inline,
+)
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
@@ -125,9 +139,27 @@ class Era2025(Era):
         session_id = call.headers.get("mcp-session-id")
         if not session_id:
             raise TransportRejection(400, INVALID_REQUEST, "Mcp-Session-Id required")
-        self._check_session(call)
+        session = self._check_session(call)
         self._sessions.delete_session(session_id)
+        if session is not None:
+            self._end_hidden_tasks(call, session)
         return HttpReply(200)
+
+    def _end_hidden_tasks(self, call: Call, session: Session) -> None:
+        """The client ended its session: the streams of its plain calls can never be
+        resumed, so their hidden tasks end with it (those handed to the model as handles are
+        the model's, and go on)."""
+        for task_id in session.hidden_tasks:
+            try:
+                record = self._s.tasks.get(call.owner, task_id)
+                if record.status.terminal or record.watched_until_ms is None:
+                    continue
+                if self._s.tasks.cancel(call.owner, task_id).cancelled_now:
+                    self._s.audit(
+                        "cancel_requested", {"taskId": task_id, "owner": call.owner, "status": "cancelled"}
+                    )
+            except TaskgateError:
+                continue  # gone, or ended meanwhile
 
     def handle_get(self, call: Call) -> HttpReply:
         """GET /mcp: resume a stream after ``Last-Event-ID``."""
@@ -137,30 +169,34 @@ class Era2025(Era):
         if not last_event_id:
             # No standalone server-to-client stream: nothing is pushed outside a request.
             return HttpReply(405, headers={"allow": "POST, DELETE"})
-        self._check_session(call, consistent=False)
-        stream = self._streams.resume(call.owner, last_event_id, self._subscriptions.notices(call))
+        session = self._check_session(call, consistent=False)
+        log_level = (session.log_level if session else None) or LOG_LEVELS[0]
+        stream = self._streams.resume(
+            call.owner, last_event_id, self._subscriptions.notices(call), log_level=log_level
+        )
         if stream is None:
             raise TransportRejection(404, INVALID_REQUEST, "Unknown stream")
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
     def notify(self, call: Call) -> None:
         """``notifications/cancelled`` for a plain ``tools/call`` that became a hidden
-        task (it asked a question) cancels that task; anything else is ignored, as
-        the specification allows for requests that cannot be cancelled."""
+        task (a long tool, or one that asked a question) cancels that task, even when the
+        call is still being served and its task does not exist yet (domain/calls.py);
+        anything else is ignored, as the specification allows for requests that cannot
+        be cancelled."""
         if call.method != "notifications/cancelled" or call.request is None:
             return
         request_id = call.request.params.get("requestId")
         if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
             return
+        if len(json.dumps(request_id)) > MAX_ID_LENGTH:
+            return  # no call with such an id was ever kept
         key = call_key(call.owner, call.headers.get("mcp-session-id"), request_id)
-        task_id = self._sessions.find_call(key)
-        if task_id is None:
-            return
         try:
-            outcome = self._s.tasks.cancel(call.owner, task_id)
+            task_id = self._s.plain_calls.cancel(call.owner, key)
         except TaskgateError:
             return  # a notification has no reply; the task's own status tells the rest
-        if outcome.cancelled_now:
+        if task_id is not None:
             self._s.audit("cancel_requested", {"taskId": task_id, "owner": call.owner, "status": "cancelled"})
 
     def client_response(self, message: ClientResponse, call: Call) -> None:
@@ -224,9 +260,11 @@ class Era2025(Era):
         return {}
 
     def _tools_list(self, call: Call, params: Page) -> dict[str, Any]:
-        return {"tools": [t.describe(with_task_support=True) for t in self._s.tools]}
+        return {"tools": listed_tools(self._s, with_task_support=True)}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        if HandleTools.owns(params.name) and handles_listed(self._s):
+            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
         request = resolve_tool(self._s, params.name, params.arguments)
         found = request.tool
         peer = self._peer(call, params)
@@ -250,10 +288,20 @@ class Era2025(Era):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
+        decision = decide(
+            self._s.policy, request, call.headers, resumable=True, accepts_sse=_accepts_sse(call)
+        )
+        if decision.plan is Plan.HANDLE:
+            started = self._start_hidden(call, params, request, declared, peer, watch=False)
+            return handed(started.record, decision.expected)
+        if decision.plan is Plan.REFUSE:
+            raise RpcError(INVALID_PARAMS, refusal(found, decision, self._s.policy))
+        if decision.plan is Plan.STREAM:
+            return self._stream_hidden(call, params, request, declared, peer, decision.hand_over_after_ms)
         tool_ctx = inline_context(call, peer=peer)
         result = run_inline(request, tool_ctx, self._s.inline)
         if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, request, declared)
+            return self._ask_on_the_call_stream(call, params, request, declared, peer)
         if tool_ctx.stream_closed and _accepts_sse(call):
             assert call.request is not None
             message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
@@ -267,6 +315,7 @@ class Era2025(Era):
         params: ToolCall,
         request: ToolRequest,
         declared: dict[str, Any] | None,
+        peer: Peer,
     ) -> HttpReply:
         """A plain call to a tool that asks. This era has no inline form of a question,
         so the call becomes a task and its own response stream does what tasks/result
@@ -278,26 +327,66 @@ class Era2025(Era):
         replay)."""
         if request.tool.task_support == "forbidden" or not _accepts_sse(call):
             raise RpcError(INVALID_PARAMS, f"Tool {request.name} needs input; call it as a task")
+        return self._stream_hidden(call, params, request, declared, peer, hand_over_after_ms=None)
+
+    def _start_hidden(
+        self,
+        call: Call,
+        params: ToolCall,
+        request: ToolRequest,
+        declared: dict[str, Any] | None,
+        peer: Peer,
+        *,
+        watch: bool,
+    ) -> Started:
         assert call.request is not None
-        # Checked before the task exists: a stream that cannot be kept must not orphan one.
-        self._streams.check_request_id(call.request.id)
-        record = create_task(
+        return start_hidden(
             self._s,
             call,
             request,
+            call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id),
             progress_token=params.progress_token(),
             client_capabilities=declared,
+            log_level=peer.log_level,
+            watch_ms=self._s.policy.hang_up_ms if watch else None,
         )
+
+    def _stream_hidden(
+        self,
+        call: Call,
+        params: ToolCall,
+        request: ToolRequest,
+        declared: dict[str, Any] | None,
+        peer: Peer,
+        hand_over_after_ms: int | None,
+    ) -> HttpReply:
+        """The call as a hidden task, answered on its own resumable stream: progress and
+        log lines as they come, questions, then the result (protocol/v2025/streams.py)."""
+        assert call.request is not None
+        # Checked before the task exists: a stream that cannot be kept must not orphan one.
+        self._streams.check_request_id(call.request.id)
+        started = self._start_hidden(call, params, request, declared, peer, watch=True)
+        record = started.record
+        session = call.session
+        if session is not None and not started.again:
+            self._sessions.add_hidden_task(session.session_id, record.task_id)
         try:
-            # So that notifications/cancelled for this call can find its task.
-            key = call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id)
-            self._sessions.remember_call(key, record.task_id, record.expires_at_ms)
             stream = self._streams.open(
-                call.owner, record, call.request.id, hide_task=True, notices=self._subscriptions.notices(call)
+                call.owner,
+                record,
+                call.request.id,
+                hide_task=True,
+                notices=self._subscriptions.notices(call),
+                log_level=peer.log_level,
+                watch_ms=self._s.policy.hang_up_ms,
+                hand_over_at_ms=record.created_at_ms + hand_over_after_ms
+                if hand_over_after_ms is not None
+                else None,
             )
         except Exception:
-            # The client gets an error and nothing to follow: the task must not live on.
-            self._s.tasks.cancel(call.owner, record.task_id)
+            if not started.again:
+                # The client gets an error and nothing to follow: the task must not live on.
+                self._s.tasks.cancel(call.owner, record.task_id)
             raise
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 

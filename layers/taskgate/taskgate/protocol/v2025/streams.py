@@ -14,6 +14,18 @@ response was sent". A replay rebuilds each message from the task row (and the
 result bucket), so a result of any size can be replayed and the log item stays
 small. Only a plain call's response that has no task row (a tool that closed its
 stream, SEP-1699) is kept: in the marker when small, in the result bucket when not.
+
+Notifications (the tool's progress numbers and log lines, task status) are never
+logged: each carries an event id whose suffix is the stream's ``Cursor`` (how many
+progress reports and log lines its client has had), so a resume sends only what is
+new, and the row it reads holds the rest (protocol/task_events.py).
+
+A plain ``tools/call`` that became a hidden task (protocol/plain_calls.py) is such a
+stream too, served in pieces of at most ``call_piece_seconds`` so that each ends well
+inside API Gateway's cut: every piece tells the task its caller is still there
+(``watch_ms``: a caller that stops coming back has hung up, and its task is cancelled),
+and a call still running at ``hand_over_at_ms`` is answered with a handle the model can
+drive instead of leaving the caller to time out.
 """
 
 from __future__ import annotations
@@ -24,7 +36,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...clock import now_ms
@@ -36,6 +48,7 @@ from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
 from ..services import InlineSlots
+from ..task_events import Cursor, news
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
@@ -45,8 +58,11 @@ Notices = Callable[[float], list[dict[str, Any]]]
 # A plain call's logged response stays in its marker up to this size; larger ones
 # go to the result bucket, so a stream item is always far below DynamoDB's 400 KB.
 INLINE_LOGGED_BYTES = 16_384
-# "{stream id}:{position}", optionally ":{nonce}" (the priming events). ASCII only.
-_EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::[0-9a-f]{0,16})?")
+# "{stream id}:{position}", then optionally ":" and the cursor "c{progress}.{logs}"
+# and/or a nonce "n{hex}" (priming events). A stream whose client has had no progress
+# or log line (every stream but a hidden task's) keeps the ids it always had:
+# "{stream id}:{position}", priming events ":{hex}". ASCII only.
+_EVENT_ID = re.compile(r"([0-9a-f]{1,64}):([0-9]{1,9})(?::(?:c([0-9]{1,9})\.([0-9]{1,9}))?n?[0-9a-f]{0,16})?")
 
 # Markers of the event log (each a small JSON object).
 _RESPONSE = {"response": 1}
@@ -61,16 +77,34 @@ def sse_event(event_id: str, message: dict[str, Any]) -> str:
     return f"id: {event_id}\nevent: message\ndata: {_dumps(message)}\n\n"
 
 
+def _cursor_id(stream_id: str, position: int, cursor: Cursor) -> str:
+    if not (cursor.progress or cursor.logs):
+        return f"{stream_id}:{position}"
+    return f"{stream_id}:{position}:c{cursor.progress}.{cursor.logs}"
+
+
+def _priming_id(stream_id: str, position: int, cursor: Cursor) -> str:
+    nonce = secrets.token_hex(4)
+    if not (cursor.progress or cursor.logs):
+        return f"{stream_id}:{position}:{nonce}"
+    return f"{_cursor_id(stream_id, position, cursor)}n{nonce}"
+
+
+# Builds the answer of a plain call handed to the model as a handle (protocol/handle_tools.py).
+HandOver = Callable[[TaskRecord], dict[str, Any]]
+
+
 def _marker(value: dict[str, Any]) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
 @dataclass
 class _Seen:
-    """What a stream last told its client of the task (status, progress message)."""
+    """What a stream last told its client of the task: its status, and how far the
+    client got in the tool's progress and log lines."""
 
     status: str | None = None
-    message: str | None = None
+    cursor: Cursor = field(default_factory=Cursor)
 
 
 class ResultStreams:
@@ -83,17 +117,23 @@ class ResultStreams:
         slots: InlineSlots,
         budget_seconds: float,
         log_retention_ms: int,
+        call_piece_seconds: float = 20.0,
+        hand_over: HandOver | None = None,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         self._tasks = tasks
         self._store = store
         self._results = results
         self._slots = slots
         self._budget = budget_seconds
+        self._call_piece = call_piece_seconds
+        self._hand_over = hand_over
         self._log_retention_ms = log_retention_ms
         self._sleep = sleep
         self._monotonic = monotonic
+        self._clock = clock
 
     @staticmethod
     def check_request_id(request_id: Any) -> None:
@@ -109,11 +149,15 @@ class ResultStreams:
         *,
         hide_task: bool = False,
         notices: Notices | None = None,
+        log_level: str | None = None,
+        watch_ms: int | None = None,
+        hand_over_at_ms: int | None = None,
     ) -> Iterator[str]:
         """A ``tasks/result`` stream for ``record``; with ``hide_task``, the stream of a
-        plain ``tools/call`` that became this task, on which nothing names the task.
-        The log is created here, before the response starts: a refusal is still a
-        JSON-RPC error."""
+        plain ``tools/call`` that became this task, on which nothing names the task
+        (``watch_ms``, ``hand_over_at_ms``: see the module). ``log_level``: the least
+        severe log line the client wants. The log is created here, before the response
+        starts: a refusal is still a JSON-RPC error."""
         self.check_request_id(request_id)
         state = StreamState(
             stream_id=uuid.uuid4().hex,
@@ -122,14 +166,18 @@ class ResultStreams:
             request_id=request_id,
             expires_at_ms=record.expires_at_ms,
             hides_task=hide_task,
+            watch_ms=watch_ms,
+            hand_over_at_ms=hand_over_at_ms,
         )
         self._store.create_stream(state)
-        return self._opened(state, record, notices)
+        return self._opened(state, record, notices, log_level)
 
-    def _opened(self, state: StreamState, record: TaskRecord, notices: Notices | None) -> Iterator[str]:
+    def _opened(
+        self, state: StreamState, record: TaskRecord, notices: Notices | None, log_level: str | None
+    ) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
-        yield self._priming(state.stream_id, 0, record.poll_interval_ms)
-        yield from self._live(state, record, notices)
+        yield self._priming(state.stream_id, 0, Cursor(), record.poll_interval_ms)
+        yield from self._live(state, record, notices, Cursor(), log_level)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -144,7 +192,7 @@ class ResultStreams:
         )
         retry = self._tasks.limits.poll_interval_ms
         if marker is None:
-            return iter([self._priming(stream_id, 0, retry), sse_event(f"{stream_id}:1", message)])
+            return iter([self._priming(stream_id, 0, Cursor(), retry), sse_event(f"{stream_id}:1", message)])
         state = StreamState(
             stream_id=stream_id,
             owner=owner,
@@ -156,7 +204,7 @@ class ResultStreams:
         )
         self._store.create_stream(state)
         # Position 0: a resume replays the logged response.
-        events = [self._priming(stream_id, 0, retry)]
+        events = [self._priming(stream_id, 0, Cursor(), retry)]
         if deliver:
             events.append(sse_event(f"{stream_id}:1", message))
         return iter(events)
@@ -167,13 +215,20 @@ class ResultStreams:
         ref = self._results.keep(f"streams/{stream_id}", message, keep_ms=self._log_retention_ms)
         return _marker({"ref": ref}) if ref is not None else None
 
-    def resume(self, owner: str, last_event_id: str, notices: Notices | None = None) -> Iterator[str] | None:
+    def resume(
+        self,
+        owner: str,
+        last_event_id: str,
+        notices: Notices | None = None,
+        log_level: str | None = None,
+    ) -> Iterator[str] | None:
         """The stream after ``last_event_id``, or None when there is no such stream of
         ``owner``'s (or the id is not one this server issued)."""
         parsed = _EVENT_ID.fullmatch(last_event_id)
         if parsed is None:
             return None
         stream_id, seen = parsed.group(1), int(parsed.group(2))
+        cursor = Cursor(int(parsed.group(3) or 0), int(parsed.group(4) or 0))
         # Reconnecting is this era's polling: read at polling's price (eventually
         # consistent, half a read unit), and again consistently when the log looks
         # older than the id the client holds.
@@ -182,14 +237,20 @@ class ResultStreams:
             state = self._store.get_stream(stream_id)
         if state is None or state.owner != owner or seen > len(state.events):
             return None
-        return self._replay_then_live(state, seen, notices)
+        if state.done and seen == len(state.events):
+            # The client has had the response: nothing will ever follow. (The TypeScript
+            # SDK reconnects after a JSON-RPC error response, every ``retry``, for as long
+            # as it is told there is a stream; "unknown stream" ends that after two tries.)
+            return None
+        return self._replay_then_live(state, seen, cursor, notices, log_level)
 
-    def _priming(self, stream_id: str, position: int, retry_ms: int) -> str:
+    def _priming(self, stream_id: str, position: int, cursor: Cursor, retry_ms: int) -> str:
         # Every stream opens with an id-bearing event, so a client always has a
-        # fresh cursor even when the stream then carries only (unlogged)
-        # notifications. It points at the log position; the suffix keeps ids unique.
-        # ``retry`` is the task's pollInterval: reconnecting is this era's polling.
-        return f"id: {stream_id}:{position}:{secrets.token_hex(4)}\nretry: {retry_ms}\ndata: \n\n"
+        # fresh cursor even when the stream then carries only notifications. It
+        # points at the log position and the notifications had; the nonce keeps ids
+        # unique. ``retry`` is the task's pollInterval: reconnecting is this era's polling.
+        event_id = _priming_id(stream_id, position, cursor)
+        return f"id: {event_id}\nretry: {retry_ms}\ndata: \n\n"
 
     def _read(self, state: StreamState) -> TaskRecord | dict[str, Any]:
         """The task, or the error response a client gets when it is gone. A waiting
@@ -202,19 +263,34 @@ class ResultStreams:
             error = {"code": INVALID_PARAMS, "message": f"Failed to retrieve task: {exc.reason}"}
             return {"jsonrpc": "2.0", "id": state.request_id, "error": error}
 
-    def _replay_then_live(self, state: StreamState, seen: int, notices: Notices | None) -> Iterator[str]:
+    def _replay_then_live(
+        self,
+        state: StreamState,
+        seen: int,
+        cursor: Cursor,
+        notices: Notices | None,
+        log_level: str | None,
+    ) -> Iterator[str]:
+        if state.watch_ms is not None and not state.done:
+            # The caller came back: its hidden task is still wanted.
+            self._tasks.watch(state.task_id, state.watch_ms)
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
+        if isinstance(read, TaskRecord) and len(state.events) > seen:
+            # What the client missed before the events it is about to get again.
+            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task)
+            for notification, after in fresh:
+                yield sse_event(_cursor_id(state.stream_id, seen, after), notification)
         for index, marker in enumerate(state.events[seen:], start=seen + 1):
             message = self._rebuild(state, json.loads(marker), read)
             if message is not None:
                 yield sse_event(f"{state.stream_id}:{index}", message)
         retry = read.poll_interval_ms if isinstance(read, TaskRecord) else self._tasks.limits.poll_interval_ms
         # After the replay, so resuming from it never skips a replayed event.
-        yield self._priming(state.stream_id, len(state.events), retry)
+        yield self._priming(state.stream_id, len(state.events), cursor, retry)
         if not state.done and read is not None:
-            yield from self._live(state, read, notices)
+            yield from self._live(state, read, notices, cursor, log_level)
 
     def _rebuild(
         self, state: StreamState, marker: dict[str, Any], read: TaskRecord | dict[str, Any] | None
@@ -246,23 +322,34 @@ class ResultStreams:
         return w.elicitation_request(read.task_id, key, request, tagged=tagged)
 
     def _live(
-        self, state: StreamState, first: TaskRecord | dict[str, Any], notices: Notices | None = None
+        self,
+        state: StreamState,
+        first: TaskRecord | dict[str, Any],
+        notices: Notices | None,
+        cursor: Cursor,
+        log_level: str | None,
     ) -> Iterator[str]:
-        # Notifications are sent live and never logged: they carry no event id, so
-        # a reconnect resumes after the last logged event, and the stream item is
-        # written only for what must not be lost (questions and the response).
-        seen = _Seen()
-        deadline = self._monotonic() + self._budget
+        # Notifications are sent live and never logged: their ids carry the cursor, so a
+        # reconnect resumes after the last logged event and sends only newer ones; the
+        # stream item is written only for what must not be lost (questions, the response).
+        seen = _Seen(cursor=cursor)
+        deadline = self._monotonic() + (self._call_piece if state.hides_task else self._budget)
         read = first
         while True:
+            handing_over = False
             if isinstance(read, TaskRecord):
-                yield from self._task_notices(state, read, seen)
+                yield from self._task_notices(state, read, seen, log_level)
                 due, poll = self._due(state, read), read.poll_interval_ms / 1000
+                if not due and self._hand_over_due(state, read):
+                    due, handing_over = [self._handle(state, read)], True
             else:
                 due, poll = [(_marker({"message": read}), read)], 0.0
             for notice in notices(self._monotonic()) if notices is not None else []:
                 yield f"data: {_dumps(notice)}\n\n"
             if due:
+                if handing_over:
+                    # The model drives the task from here: nobody resumes this stream now.
+                    self._tasks.watch(state.task_id, None)
                 yield from self._deliver(state, due)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
@@ -276,16 +363,18 @@ class ResultStreams:
                 self._sleep(poll)
             read = self._read(state)
 
-    def _task_notices(self, state: StreamState, record: TaskRecord, seen: _Seen) -> Iterator[str]:
-        """The task's status and progress notifications, when they changed since ``seen``."""
+    def _task_notices(
+        self, state: StreamState, record: TaskRecord, seen: _Seen, log_level: str | None
+    ) -> Iterator[str]:
+        """The task's status (to a client that knows the task) when it changed, and the
+        tool's progress and log lines the client has not had (protocol/task_events.py)."""
         status = w.status_of(record)
         if status != seen.status and not state.hides_task:
             yield f"data: {_dumps(w.status_notification(record))}\n\n"
-        if record.progress_token is not None and record.status_message != seen.message:
-            elapsed = max(1, now_ms() - record.created_at_ms)
-            progress = w.progress_notification(record, elapsed, tagged=not state.hides_task)
-            yield f"data: {_dumps(progress)}\n\n"
-        seen.status, seen.message = status, record.status_message
+        seen.status = status
+        fresh, seen.cursor = news(record, seen.cursor, log_level=log_level, tagged=not state.hides_task)
+        for notification, after in fresh:
+            yield sse_event(_cursor_id(state.stream_id, len(state.events), after), notification)
 
     def _deliver(self, state: StreamState, due: list[tuple[str, dict[str, Any]]]) -> Iterator[str]:
         """Log what is due (server-to-client requests of every kind, or the response), then
@@ -310,6 +399,21 @@ class ResultStreams:
             rebuilt = self._rebuild(fresh, json.loads(fresh.events[index]), current)
             if rebuilt is not None:
                 yield sse_event(f"{state.stream_id}:{index + 1}", rebuilt)
+
+    def _hand_over_due(self, state: StreamState, record: TaskRecord) -> bool:
+        return (
+            self._hand_over is not None
+            and state.hand_over_at_ms is not None
+            and not record.status.terminal
+            and self._clock() >= state.hand_over_at_ms
+        )
+
+    def _handle(self, state: StreamState, record: TaskRecord) -> tuple[str, dict[str, Any]]:
+        """The plain call's answer when it is handed over: logged whole (it is small), so
+        every replay gives the same one."""
+        assert self._hand_over is not None
+        message = {"jsonrpc": "2.0", "id": state.request_id, "result": self._hand_over(record)}
+        return _marker({"message": message}), message
 
     def _response(self, state: StreamState, record: TaskRecord) -> dict[str, Any]:
         """A terminal task's response, read for this stream (from the row or S3)."""

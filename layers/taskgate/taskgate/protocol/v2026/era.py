@@ -14,17 +14,33 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from ...domain.calls import STATELESS_RETRY_MS, stateless_call_key
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
-from ..era import Call, Era, Method, MethodRegistry, Result
+from .. import sse
+from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
 from ..errors import RpcError
+from ..handle_tools import HandleTools, handed
 from ..headers import check_param_headers
+from ..hidden import start_hidden
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
+from ..plain_calls import Decision, Plan, decide, refusal
 from ..request_state import Carried
 from ..services import Services, server_info
-from ..tool_calls import create_task, fetched, open_state, resolve_tool, run_prepare, run_round
+from ..tool_calls import (
+    ToolRequest,
+    create_task,
+    fetched,
+    handles_listed,
+    listed_tools,
+    open_state,
+    resolve_tool,
+    run_prepare,
+    run_round,
+)
 from . import envelope
 from . import wire as w
+from .held import HeldCalls
 
 # What resources.py, prompts.py and completion.py serve in this era, made on first use.
 CATALOG_METHODS = (
@@ -50,9 +66,18 @@ class Era2026(Era):
         METHOD_NOT_FOUND: 404,
     }
 
-    def __init__(self, services: Services, catalog: Callable[[], list[Method]]) -> None:
-        """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``)."""
+    def __init__(
+        self, services: Services, catalog: Callable[[], list[Method]], held: HeldCalls | None = None
+    ) -> None:
+        """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``);
+        ``held`` serves plain calls of long tools held on a streaming front."""
         self._s = services
+        self._held = held or HeldCalls(
+            services.tasks,
+            services.inline,
+            watch_ms=services.policy.hang_up_ms,
+            refresh_seconds=services.policy.piece_seconds,
+        )
         super().__init__(
             MethodRegistry(
                 [
@@ -106,12 +131,14 @@ class Era2026(Era):
 
     def _tools_list(self, call: Call, params: NoParams) -> dict[str, Any]:
         return {
-            "tools": [t.describe(with_task_support=True) for t in self._s.tools],
+            "tools": listed_tools(self._s, with_task_support=True),
             "ttlMs": 0,
             "cacheScope": "private",
         }
 
-    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any]:
+    def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        if HandleTools.owns(params.name) and handles_listed(self._s):
+            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
         request = resolve_tool(self._s, params.name, params.arguments)
         found = request.tool
         check_param_headers(call.headers, found.input_schema(), request.arguments)
@@ -141,7 +168,54 @@ class Era2026(Era):
                 self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
             )
             return w.create_task_result(record)
-        return run_round(self._s, call, request, answers, carried, peer)
+        decision = decide(
+            self._s.policy, request, call.headers, resumable=False, accepts_sse=sse.accepts(call.headers)
+        )
+        if decision.plan is Plan.INLINE:
+            return run_round(self._s, call, request, answers, carried, peer)
+        if decision.plan is Plan.REFUSE:
+            raise RpcError(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                refusal(found, decision, self._s.policy),
+                w.missing_capability_data(),
+            )
+        return self._long_call(call, request, answers, peer, decision)
+
+    def _long_call(
+        self, call: Call, request: ToolRequest, answers: dict[str, Any], peer: Peer, decision: Decision
+    ) -> dict[str, Any] | HttpReply:
+        """A plain call of a long tool: a hidden task the caller never sees as one, held on
+        a streaming front (``HOLD``) or handed to the model as a task handle (``HANDLE``)."""
+        assert call.request is not None
+        prepared = run_prepare(request, answers, peer)
+        if prepared.questions is not None:
+            return {"resultType": "input_required", "inputRequests": prepared.questions}
+        hold = decision.plan is Plan.HOLD
+        started = start_hidden(
+            self._s,
+            call,
+            request,
+            stateless_call_key(call.owner, call.request.id, request.name, request.arguments),
+            remember_ms=STATELESS_RETRY_MS,
+            answers=prepared.carried,
+            progress_token=peer.progress_token,
+            client_capabilities=declared_view(peer.capabilities.declared),
+            log_level=peer.log_level,
+            watch_ms=self._s.policy.hang_up_ms if hold else None,
+        )
+        record = started.record
+        if not hold:
+            return handed(record, decision.expected)
+        after = decision.hand_over_after_ms
+        stream = self._held.stream(
+            call.owner,
+            record,
+            call.request.id,
+            log_level=peer.log_level,
+            hand_over_at_ms=record.created_at_ms + after if after is not None else None,
+            expected_seconds=decision.expected,
+        )
+        return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
 
     def _answers(self, params: ToolCall, carried: Carried) -> dict[str, Any]:
         """The answers of every round so far: this round's ``inputResponses`` (an object of

@@ -1,0 +1,59 @@
+"""What a running task tells its caller besides its status: the progress numbers its tool
+reports and the lines it logs, kept in the task row for the streams that carry them to
+the caller (domain/worker.py writes them; protocol/task_events.py reads them).
+
+A row holds at most 400 KB, so what it keeps of them is bounded: the last progress
+report (its message cut like a statusMessage) and a window of the latest log lines, each
+line and the window as a whole within a byte budget; older lines fall out of the window,
+and the count of lines logged tells a reader how many it missed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .limits import MAX_STATUS_MESSAGE_BYTES, cut, json_size
+from .model import LogLine, Progress
+
+# The window of log lines a row keeps.
+MAX_LOG_LINES = 20
+MAX_LOG_LINE_BYTES = 1_024
+MAX_LOG_BYTES = 8_192
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    """One write of a working task's progress: the statusMessage, the last numbers and
+    the log window, each whole (the step is the row's only writer while it runs, so it
+    keeps them and writes them as they are)."""
+
+    message: str
+    progress: Progress | None
+    progress_count: int
+    log_lines: tuple[LogLine, ...]
+    log_count: int
+
+
+def bounded_progress(value: float, total: float | None, message: str | None) -> Progress:
+    return Progress(value, total, cut(message, MAX_STATUS_MESSAGE_BYTES) if message is not None else None)
+
+
+def bounded_line(level: str, data: Any) -> LogLine:
+    """A line as kept: data past its budget becomes its text, cut."""
+    if json_size(data) <= MAX_LOG_LINE_BYTES:
+        return LogLine(level, data)
+    text = data if isinstance(data, str) else str(data)
+    return LogLine(level, cut(text, MAX_LOG_LINE_BYTES - 16))
+
+
+def with_line(window: tuple[LogLine, ...], line: LogLine) -> tuple[LogLine, ...]:
+    """``window`` with ``line`` added and its oldest lines dropped past the bounds."""
+    kept = [*window, line][-MAX_LOG_LINES:]
+    while len(kept) > 1 and sum(json_size(x.to_json()) for x in kept) > MAX_LOG_BYTES:
+        kept.pop(0)
+    return tuple(kept)
+
+
+def window_size(lines: tuple[LogLine, ...]) -> int:
+    return json_size([x.to_json() for x in lines]) if lines else 0

@@ -1,0 +1,70 @@
+"""What a running task has to tell the client waiting on it: the tool's progress numbers
+and log lines, kept in the task row (domain/progress.py), as MCP notifications.
+
+A stream remembers how far its client got as a ``Cursor`` (progress reports and log
+lines had), which travels in the SSE event ids the client echoes on resume
+(protocol/v2025/streams.py): no resume sends a notification twice, and a progress value
+never goes backwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..domain.model import LogLine, Progress, TaskRecord
+from ..tools.peer import at_least
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+@dataclass(frozen=True)
+class Cursor:
+    # Progress reports and log lines the client has had.
+    progress: int = 0
+    logs: int = 0
+
+
+def progress_notification(
+    token: str | int, progress: Progress, *, task_id: str | None = None
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"progressToken": token, **progress.to_json()}
+    if task_id is not None:
+        params["_meta"] = {RELATED_TASK: {"taskId": task_id}}
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+def log_notification(line: LogLine, *, task_id: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = line.to_json()
+    if task_id is not None:
+        params["_meta"] = {RELATED_TASK: {"taskId": task_id}}
+    return {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
+
+
+def news(
+    record: TaskRecord,
+    cursor: Cursor,
+    *,
+    log_level: str | None,
+    tagged: bool,
+) -> tuple[list[tuple[dict[str, Any], Cursor]], Cursor]:
+    """The notifications the client has not had, each with the cursor after it, and the
+    cursor after all of them: the log lines since (at ``log_level`` or above; lines that
+    fell out of the row's window are gone), then the latest progress (to a client that
+    sent a progressToken), once per report however many were made since."""
+    task_id = record.task_id if tagged else None
+    out: list[tuple[dict[str, Any], Cursor]] = []
+    first_kept = record.log_count - len(record.log_lines)
+    for number in range(max(cursor.logs, first_kept), record.log_count):
+        cursor = Cursor(cursor.progress, number + 1)
+        line = record.log_lines[number - first_kept]
+        if log_level is not None and at_least(line.level, log_level):
+            out.append((log_notification(line, task_id=task_id), cursor))
+    cursor = Cursor(cursor.progress, max(cursor.logs, record.log_count))
+    if record.progress_count > cursor.progress and record.progress is not None:
+        cursor = Cursor(record.progress_count, cursor.logs)
+        if record.progress_token is not None:
+            out.append(
+                (progress_notification(record.progress_token, record.progress, task_id=task_id), cursor)
+            )
+    return out, cursor

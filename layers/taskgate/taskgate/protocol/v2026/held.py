@@ -1,0 +1,144 @@
+"""A 2026-07-28 plain call held open on a front that streams (``Plan.HOLD``).
+
+The caller did not opt in to tasks, so it may not be given one, and this era's streams
+cannot be resumed. Where the front passes bytes on as they are written (API Gateway's
+REST API with response streaming: up to 15 minutes), the call is held: its hidden task
+runs on the worker as any task does, and this stream reads the task row at its
+pollInterval and sends what is new (the tool's progress numbers and log lines), then
+the response. A call still running when the caller's wait is up is answered with a job
+handle instead. Closing the stream is this era's cancellation: a caller that goes away
+takes its task with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ...clock import now_ms
+from ...codes import INTERNAL_ERROR
+from ...domain.errors import TaskgateError, TaskNotFound
+from ...domain.model import TaskRecord, TaskStatus
+from ...domain.service import TaskService
+from ..handle_tools import handed
+from ..services import InlineSlots
+from ..task_events import Cursor, news
+
+# A comment line when nothing else was sent for this long: idle streams are closed by
+# intermediaries (API Gateway's idle timeout is 5 minutes on regional endpoints).
+KEEP_ALIVE_SECONDS = 15.0
+
+
+def _event(message: dict[str, Any]) -> str:
+    return f"event: message\ndata: {json.dumps(message, separators=(',', ':'), ensure_ascii=False)}\n\n"
+
+
+def _response(record: TaskRecord, request_id: Any) -> dict[str, Any]:
+    """What the plain call would have answered had it run inline."""
+    if record.status is TaskStatus.COMPLETED and record.result is not None:
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"resultType": "complete", **record.result}}
+    if record.status is TaskStatus.CANCELLED:
+        error: dict[str, Any] = {"code": INTERNAL_ERROR, "message": "The call was cancelled"}
+    else:
+        error = dict(record.error or {"code": INTERNAL_ERROR, "message": "The call failed"})
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+class HeldCalls:
+    def __init__(
+        self,
+        tasks: TaskService,
+        slots: InlineSlots,
+        *,
+        watch_ms: int,
+        refresh_seconds: float,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self._tasks = tasks
+        self._slots = slots
+        self._watch_ms = watch_ms
+        self._refresh = refresh_seconds
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._clock = clock
+
+    def stream(
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        *,
+        log_level: str | None,
+        hand_over_at_ms: int | None,
+        expected_seconds: float | None,
+    ) -> Iterator[str]:
+        answered = False
+        try:
+            cursor = Cursor()
+            read = record
+            sent = watched = self._monotonic()
+            while True:
+                fresh, cursor = news(read, cursor, log_level=log_level, tagged=False)
+                for notification, _ in fresh:
+                    sent = self._monotonic()
+                    yield _event(notification)
+                final = self._final(owner, read, request_id, hand_over_at_ms, expected_seconds)
+                if final is not None:
+                    answered = True
+                    yield _event(final)
+                    return
+                if self._monotonic() - sent >= KEEP_ALIVE_SECONDS:
+                    sent = self._monotonic()
+                    yield ": keep-alive\n\n"
+                if self._monotonic() - watched >= self._refresh:
+                    # Still held: if this instance dies, the task is not kept for nobody.
+                    watched = self._monotonic()
+                    self._tasks.watch(read.task_id, self._watch_ms)
+                with self._slots.held():
+                    self._sleep(read.poll_interval_ms / 1000)
+                try:
+                    read = self._tasks.get(owner, read.task_id, consistent=False)
+                except TaskNotFound as gone:
+                    answered = True
+                    error = {"code": INTERNAL_ERROR, "message": f"The call's work is gone: {gone.reason}"}
+                    yield _event({"jsonrpc": "2.0", "id": request_id, "error": error})
+                    return
+        finally:
+            if not answered:
+                # The stream closed under us: in this era that is the caller cancelling.
+                with contextlib.suppress(TaskgateError):
+                    self._tasks.cancel(owner, record.task_id)
+
+    def _final(
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        hand_over_at_ms: int | None,
+        expected_seconds: float | None,
+    ) -> dict[str, Any] | None:
+        """The call's response, once there is one."""
+        if record.status.terminal:
+            return _response(self._tasks.with_result(record), request_id)
+        if record.status is TaskStatus.INPUT_REQUIRED:
+            # This era sends no requests on a response stream, and a held call has no
+            # round to carry the questions in: only a client that speaks tasks can answer.
+            self._tasks.cancel(owner, record.task_id)
+            error = {
+                "code": INTERNAL_ERROR,
+                "message": f"Tool {record.tool} asked for input while it ran; call it as a task to answer it",
+            }
+            return {"jsonrpc": "2.0", "id": request_id, "error": error}
+        if hand_over_at_ms is not None and self._clock() >= hand_over_at_ms:
+            self._tasks.watch(record.task_id, None)
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"resultType": "complete", **handed(record, expected_seconds)},
+            }
+        return None
