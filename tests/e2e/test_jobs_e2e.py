@@ -3,7 +3,8 @@ called as a task from the released Python SDK (mcp 1.30.0, 2025-11-25) and from 
 `taskgate` CLI in a real pseudo-terminal. While the pipeline (another state machine) runs,
 the task's status says which stage it is in; at the end its output is the result; a cancel
 midway stops the pipeline's execution (read back through a test-only tool, the server's AWS
-being moto inside the server).
+being moto inside the server). Called plainly (no task asked for), the SDK gets the output
+too, and abandoning the call stops the pipeline.
 """
 
 from __future__ import annotations
@@ -85,6 +86,24 @@ def test_the_sdks_cancel_stops_the_pipeline(server_url: str) -> None:
     assert out["cancelled"] == "cancelled" and out["status"] == "cancelled"
     (child,) = out["child"]
     assert child["status"] == "ABORTED", out
+
+
+def test_a_plain_call_of_the_pipeline_gets_its_output(server_url: str) -> None:
+    # No task asked for, as most hosts call tools: run_pipeline hands its pipeline off, which
+    # only a task can wait for, so the call becomes a hidden task on the call's own stream.
+    out = _py(server_url, "pipeline_plain")
+    assert out["isError"] is False
+    assert out["structured"] == {
+        "source": "s3://plain/",
+        "rows_loaded": 1000,
+        "stages": ["extract", "transform", "load"],
+    }
+
+
+def test_abandoning_a_plain_call_stops_the_pipeline(server_url: str) -> None:
+    out = _py(server_url, "pipeline_plain_cancel")
+    (child,) = out["started"]
+    assert out["child"] == {child: "ABORTED"}, out
 
 
 def test_the_cli_draws_the_pipelines_stages_and_prints_its_result(server_url: str) -> None:

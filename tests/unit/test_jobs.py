@@ -17,7 +17,7 @@ from taskgate.domain.model import Outcome, TaskStatus
 from taskgate.domain.worker import JOB_TIMEOUT_GRACE_SECONDS, StepKind, TaskgateHandOff
 from tests.fakes import World
 from tests.fixture_tools import CALLBACK_URLS, JOB_RUNS
-from tests.mcp_client import Mcp
+from tests.mcp_client import Legacy, Mcp, parse_sse
 
 CHILD = "arn:aws:states:us-east-1:123456789012:stateMachine:pipeline"
 BASE = "https://tasks.example.com"
@@ -192,10 +192,80 @@ def test_the_sweeper_stops_a_job_past_its_deadline(world: World, mcp: Mcp) -> No
     assert mcp.get(task_id)["status"] == "failed"
 
 
-def test_a_job_called_without_a_task_is_refused_plainly(world: World, mcp: Mcp) -> None:
+# -- plain calls (the hosts people use call tools plainly) ---------------------------------
+
+
+def test_a_plain_2026_call_of_a_job_tool_is_handed_to_the_model_and_its_cancel_stops_the_job(
+    world: World, mcp: Mcp
+) -> None:
+    # Nothing here holds a 2026 call (the HTTP API buffers): the tool, run inline, hands its
+    # job off, so the call becomes a hidden task the model drives through a handle.
     result = mcp.call("run_job", {"kind": "glue", "target": "nightly"}, tasks=False)
-    assert result["isError"] is True and "only a task can do" in result["content"][0]["text"]
-    assert world.memory.jobs.started == []
+    assert result["resultType"] == "complete" and result["isError"] is False
+    handle = result["structuredContent"]["handle"]
+    assert "taskgate_task_cancel" in result["content"][0]["text"]
+    world.settle()
+    assert world.memory.jobs.started == [(handle, "job")]
+    status = mcp.call("taskgate_task_status", {"handle": handle}, tasks=False)
+    assert status["structuredContent"]["status"] == "working"
+    assert status["structuredContent"]["message"].startswith("Waiting for the Glue job nightly")
+    cancelled = mcp.call("taskgate_task_cancel", {"handle": handle}, tasks=False)
+    assert cancelled["structuredContent"]["status"] == "cancelled"
+    assert world.memory.jobs.stopped == {handle: "The task was cancelled by the client."}
+    assert world.store.records[handle].status is TaskStatus.CANCELLED
+
+
+def test_a_plain_2026_call_of_a_job_tool_is_refused_with_how_to_call_it_when_handles_are_off() -> None:
+    world = World(call_handles=False)
+    body = world.mcp().request(
+        "tools/call", {"name": "run_job", "arguments": {"kind": "glue", "target": "nightly"}}, tasks=False
+    )
+    error = body["error"]
+    assert "waits on a job" in error["message"] and "io.modelcontextprotocol/tasks" in error["message"]
+    assert world.memory.jobs.started == [] and world.store.records == {}
+
+
+def test_a_plain_2025_call_of_a_job_tool_streams_until_the_job_ends_then_its_result(
+    legacy: Legacy, world: World
+) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "run_job", "arguments": {"kind": "glue", "target": "nightly"}},
+    }
+    first = legacy.http.post("/mcp", json=body, headers=legacy.headers())
+    assert first.headers["content-type"].startswith("text/event-stream")
+    world.settle()
+    ((task_id, key),) = world.memory.jobs.started
+    assert key == "job" and world.store.records[task_id].status is TaskStatus.WORKING
+    world.finish_job(task_id, {"JobRunState": "SUCCEEDED"})
+    events = parse_sse(first.text)
+    for _ in range(10):
+        answers = [e["data"] for e in events if e["data"] and e["data"].get("id") == 7]
+        if answers:
+            break
+        last = [e["id"] for e in events if e["id"]][-1]
+        events += parse_sse(legacy.resume(last).text)
+    (answer,) = answers
+    assert answer["result"]["structuredContent"] == {"output": {"JobRunState": "SUCCEEDED"}}
+    assert world.memory.jobs.started == [(task_id, "job")]  # one job, whatever ran again
+
+
+def test_a_plain_2025_cancel_of_a_job_tools_call_stops_the_job(legacy: Legacy, world: World) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 8,
+        "method": "tools/call",
+        "params": {"name": "run_job", "arguments": {"kind": "glue", "target": "nightly"}},
+    }
+    legacy.http.post("/mcp", json=body, headers=legacy.headers())
+    world.settle()
+    ((task_id, _),) = world.memory.jobs.started
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}
+    assert legacy.http.post("/mcp", json=cancel, headers=legacy.headers()).status_code == 202
+    assert world.store.records[task_id].status is TaskStatus.CANCELLED
+    assert world.memory.jobs.stopped == {task_id: "The task was cancelled by the client."}
 
 
 def test_a_request_too_large_for_the_row_is_a_tool_error(world: World, mcp: Mcp) -> None:

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from taskgate.domain.ending import HUNG_UP
 from taskgate.domain.model import TaskStatus
 from taskgate.http_app import create_app
-from taskgate.protocol.plain_calls import CallPolicy, Plan, decide
+from taskgate.protocol.plain_calls import CallPolicy, Plan, decide, decide_job
 from taskgate.protocol.tool_calls import resolve_tool
 from tests.fakes import World
 from tests.mcp_client import Legacy, envelope, headers_for, parse_sse
@@ -532,3 +532,33 @@ def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_log
     ):
         parsed = streams._EVENT_ID.fullmatch(event_id)
         assert parsed is not None and (parsed.group(3), parsed.group(4)) == cursor
+
+
+@pytest.mark.parametrize(
+    ("policy", "resumable", "sse", "plan", "wait"),
+    [
+        # 2025-11-25: its own stream while the caller waits, then a handle.
+        (CallPolicy(), True, True, Plan.STREAM, 50.0),
+        (CallPolicy(), True, False, Plan.HANDLE, 50.0),
+        # 2026-07-28: a handle behind a buffering front, held where the front streams.
+        (CallPolicy(), False, True, Plan.HANDLE, 50.0),
+        (CallPolicy(front_streaming=True, front_timeout_seconds=900), False, True, Plan.HOLD, 50.0),
+        # Handles off: held to the front's limit, or refused where nothing holds it.
+        (
+            CallPolicy(handles=False, front_streaming=True, front_timeout_seconds=900),
+            False,
+            True,
+            Plan.HOLD,
+            870.0,
+        ),
+        (CallPolicy(handles=False), False, True, Plan.REFUSE, 50.0),
+    ],
+)
+def test_a_call_whose_tool_hands_a_job_off_lasts_as_long_as_its_caller_waits(
+    world: World, policy: CallPolicy, resumable: bool, sse: bool, plan: Plan, wait: float
+) -> None:
+    # run_job declares no expected_seconds (decide runs it inline); its hand_off needs a task.
+    request = resolve_tool(world.root, "run_job", {"kind": "glue", "target": "nightly"})
+    assert decide(policy, request, {}, resumable=resumable, accepts_sse=sse).plan is Plan.INLINE
+    decision = decide_job(policy, request, {}, resumable=resumable, accepts_sse=sse)
+    assert (decision.plan, decision.wait, decision.expected) == (plan, wait, None)

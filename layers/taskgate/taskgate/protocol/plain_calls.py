@@ -17,6 +17,10 @@ must still not run inside the request, which API Gateway's HTTP API cuts at 30 s
 - with handles turned off and nothing able to hold the call (a 2026 caller behind the
   HTTP API), ``REFUSE``: an error that says how to call the tool as a task.
 
+A tool that hands a job off (``ctx.hand_off``) needs a task whatever it declared: run inline,
+its ``hand_off`` raises ``NeedsTask`` and the call is planned again by ``decide_job``, as a
+call that lasts as long as its caller waits (the job's length is not known).
+
 Every hidden task is keyed to its call (domain/calls.py): a retry finds the same task.
 """
 
@@ -109,7 +113,31 @@ def decide(
     expected = tool.expected_for(request.args)
     if expected is None or expected <= policy.inline_max_seconds or tool.task_support == "forbidden":
         return Decision(Plan.INLINE, expected)
+    return _long(policy, tool, expected, client_wait(policy, headers), resumable, accepts_sse)
+
+
+def decide_job(
+    policy: CallPolicy,
+    request: ToolRequest,
+    headers: Mapping[str, str],
+    *,
+    resumable: bool,
+    accepts_sse: bool,
+) -> Decision:
+    """What a plain call becomes once its tool, run inline, hands a job off (``NeedsTask``).
+    How long the job runs is not known: it is planned as a call that lasts as long as its
+    caller waits, so it streams or is held for that wait and is then handed over (or, with
+    handles off, streams or is held to its end, or is refused)."""
+    if request.tool.task_support == "forbidden":
+        return Decision(Plan.REFUSE)
     wait = client_wait(policy, headers)
+    decision = _long(policy, request.tool, wait, wait, resumable, accepts_sse)
+    return Decision(decision.plan, None, decision.wait, decision.handles)
+
+
+def _long(
+    policy: CallPolicy, tool: Tool, expected: float, wait: float, resumable: bool, accepts_sse: bool
+) -> Decision:
     # A tool with an outputSchema cannot answer with a handle: clients check its result
     # against the schema (and refuse one without structuredContent).
     handles = policy.handles and tool.output_schema() is None
@@ -118,7 +146,7 @@ def decide(
             return Decision(Plan.STREAM, expected, wait, handles)
         return Decision(Plan.HANDLE, expected, wait, handles)
     hold = policy.hold_seconds if accepts_sse else 0.0
-    if expected <= min(wait, hold) or (not handles and expected <= hold):
+    if hold > 0 and (expected <= min(wait, hold) or (not handles and expected <= hold)):
         return Decision(Plan.HOLD, expected, min(wait, hold) if handles else hold, handles)
     if handles:
         return Decision(Plan.HANDLE, expected, wait, handles)
@@ -132,8 +160,11 @@ def refusal(tool: Tool, decision: Decision, policy: CallPolicy) -> str:
         if policy.front_streaming
         else f"this endpoint's front buffers responses and cuts them at {policy.front_timeout_seconds:.0f} s"
     )
+    if tool.task_support == "forbidden":
+        return f"Tool {tool.name} waits on a job, which only a task can do, and it cannot run as a task."
+    runs = f"runs for about {decision.expected:.0f} s" if decision.expected else "waits on a job"
     return (
-        f"Tool {tool.name} runs for about {decision.expected or 0:.0f} s and {where}. Call it as a task: "
+        f"Tool {tool.name} {runs} and {where}. Call it as a task: "
         "declare the tasks extension io.modelcontextprotocol/tasks in the request's "
         '_meta["io.modelcontextprotocol/clientCapabilities"].extensions (Strands Agents: '
         "MCPClient(..., tasks_config={}); @modelcontextprotocol/ext-tasks; fastmcp-tasks), or use the "

@@ -15,7 +15,7 @@ from ..codes import INTERNAL_ERROR, INVALID_PARAMS
 from ..domain.errors import ServerBusy
 from ..domain.model import TaskRecord
 from ..tools.awaiting import finish
-from ..tools.context import InputNeeded, NoTaskControl, TaskCancelled, ToolContext
+from ..tools.context import InputNeeded, NeedsTask, NoTaskControl, TaskCancelled, ToolContext
 from ..tools.peer import Peer
 from ..tools.registry import Tool
 from .era import Call, validation_data
@@ -167,6 +167,9 @@ def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None
         finish(prepare(request.args, ctx))
     except InputNeeded as need:
         return Prepared(need.requests, {})
+    except NeedsTask as exc:
+        # No task exists yet to wait on a job: the tool itself hands it off, after prepare.
+        raise RpcError(INTERNAL_ERROR, f"Tool {request.name} hands a job off in its prepare step") from exc
     # The task inherits the answers to the questions it was asked, nothing else.
     return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
 

@@ -89,6 +89,16 @@ class TaskCancelled(Exception):
     """The task was cancelled (or ended) under the tool; stop now."""
 
 
+class NeedsTask(Exception):
+    """Raised by ``hand_off`` in a call run inline: only a task can wait on a job, so the
+    caller runs the call again as a (hidden) task, where the tool runs from the top and
+    its ``hand_off`` parks the task (protocol/plain_calls.py, ``decide_job``)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"needs a task to hand off: {key}")
+        self.key = key
+
+
 class HandedOff(Exception):
     """Raised by ``hand_off`` once the job is stored: the step ends, and the task waits
     for the job at no compute."""
@@ -166,7 +176,7 @@ class Listener(Protocol):
 
 class NoTaskControl:
     """Control for a tool run inline (not as a task): nothing durable to report to, and
-    no job can be handed off (nothing would wait for it)."""
+    no job can be handed off here (nothing would wait for it): the call becomes a task."""
 
     def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
         return None
@@ -181,10 +191,7 @@ class NoTaskControl:
         return None
 
     def hand_off(self, key: str, spec: JobSpec) -> None:
-        raise ToolError(
-            "This tool waits on a job, which only a task can do: call it as a task "
-            "(params.task in 2025-11-25, the tasks extension in 2026-07-28)."
-        )
+        raise NeedsTask(key)
 
 
 class ToolContext:

@@ -15,6 +15,7 @@ from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, 
 from ...domain.model import TaskRecord
 from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore
+from ...tools.context import NeedsTask
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import LOG_LEVELS, Peer
 from ..completion import CompletionMethods
@@ -25,7 +26,7 @@ from ..handle_tools import HandleTools, handed
 from ..hidden import start_hidden
 from ..jsonrpc import ClientResponse
 from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
-from ..plain_calls import Plan, decide, refusal
+from ..plain_calls import Plan, decide, decide_job, refusal
 from ..prompts import PromptMethods
 from ..resources import ResourceMethods
 from ..services import Services, server_info
@@ -288,26 +289,31 @@ class Era2025(Era):
             return w.create_task_result(record)
         if found.task_support == "required":
             raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        decision = decide(
-            self._s.policy, request, call.headers, resumable=True, accepts_sse=_accepts_sse(call)
-        )
+        plan_args = {"resumable": True, "accepts_sse": _accepts_sse(call)}
+        decision = decide(self._s.policy, request, call.headers, **plan_args)
+        if decision.plan is Plan.INLINE:
+            tool_ctx = inline_context(call, peer=peer)
+            try:
+                result = run_inline(request, tool_ctx, self._s.inline)
+            except NeedsTask:
+                # It handed a job off: only a task can wait for one (the tool runs again
+                # from the top there, as after a question).
+                decision = decide_job(self._s.policy, request, call.headers, **plan_args)
+            else:
+                if result.get("resultType") == "input_required":
+                    return self._ask_on_the_call_stream(call, params, request, declared, peer)
+                if tool_ctx.stream_closed and _accepts_sse(call):
+                    assert call.request is not None
+                    message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
+                    stream = self._streams.finished_call(call.owner, call.request.id, message, deliver=False)
+                    return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+                return result
         if decision.plan is Plan.HANDLE:
             started = self._start_hidden(call, params, request, declared, peer, watch=False)
             return handed(started.record, decision.expected)
-        if decision.plan is Plan.REFUSE:
-            raise RpcError(INVALID_PARAMS, refusal(found, decision, self._s.policy))
         if decision.plan is Plan.STREAM:
             return self._stream_hidden(call, params, request, declared, peer, decision.hand_over_after_ms)
-        tool_ctx = inline_context(call, peer=peer)
-        result = run_inline(request, tool_ctx, self._s.inline)
-        if result.get("resultType") == "input_required":
-            return self._ask_on_the_call_stream(call, params, request, declared, peer)
-        if tool_ctx.stream_closed and _accepts_sse(call):
-            assert call.request is not None
-            message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
-            stream = self._streams.finished_call(call.owner, call.request.id, message, deliver=False)
-            return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
-        return result
+        raise RpcError(INVALID_PARAMS, refusal(found, decision, self._s.policy))
 
     def _ask_on_the_call_stream(
         self,

@@ -15,6 +15,7 @@ from ...codes import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from ...domain.calls import STATELESS_RETRY_MS, stateless_call_key
+from ...tools.context import NeedsTask
 from ...tools.input import ClientCapabilities, declared_view
 from ...tools.peer import Peer
 from .. import sse
@@ -24,7 +25,7 @@ from ..handle_tools import HandleTools, handed
 from ..headers import check_param_headers
 from ..hidden import start_hidden
 from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..plain_calls import Decision, Plan, decide, refusal
+from ..plain_calls import Decision, Plan, decide, decide_job, refusal
 from ..request_state import Carried
 from ..services import Services, server_info
 from ..tool_calls import (
@@ -168,11 +169,14 @@ class Era2026(Era):
                 self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
             )
             return w.create_task_result(record)
-        decision = decide(
-            self._s.policy, request, call.headers, resumable=False, accepts_sse=sse.accepts(call.headers)
-        )
+        plan_args = {"resumable": False, "accepts_sse": sse.accepts(call.headers)}
+        decision = decide(self._s.policy, request, call.headers, **plan_args)
         if decision.plan is Plan.INLINE:
-            return run_round(self._s, call, request, answers, carried, peer)
+            try:
+                return run_round(self._s, call, request, answers, carried, peer)
+            except NeedsTask:
+                # It handed a job off: only a (hidden) task can wait for one.
+                decision = decide_job(self._s.policy, request, call.headers, **plan_args)
         if decision.plan is Plan.REFUSE:
             raise RpcError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
