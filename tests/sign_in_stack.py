@@ -157,6 +157,7 @@ class SignInStack:
     app: ASGIApp
     stream_settings: Settings | None = None
     stream_sign_in: SignIn | None = None
+    stream_app: ASGIApp | None = None  # as the function has it: below the stage
 
     # ---- what a client does ------------------------------------------------------------
 
@@ -290,7 +291,7 @@ def build_stack(
         sign_in=sign_in,
     )
     hosts = {"taskgate.example": wrap(app), "idp.example": idp.app()}
-    stream_settings = stream_sign_in = None
+    stream_settings = stream_sign_in = stream_app = None
     if streaming:
         stream_settings = Settings.from_env(stream_env(env))
         stream_sign_in = build_sign_in(stream_settings, ports)
@@ -303,4 +304,6 @@ def build_stack(
         )
         hosts[STREAM_HOST] = Stage(wrap(stream_app), "/stream")
     http = TestClient(ByHost(hosts), base_url=STACK)
-    return SignInStack(settings, sign_in, idp, http, calls_to_idp, keys, app, stream_settings, stream_sign_in)
+    return SignInStack(
+        settings, sign_in, idp, http, calls_to_idp, keys, app, stream_settings, stream_sign_in, stream_app
+    )
