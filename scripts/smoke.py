@@ -14,15 +14,18 @@ Checks, in order, and stops at the first that fails (exit 1, saying what failed)
    a confirmed subscription, so an alarm reaches someone.
 
 The signed-in caller's token comes from ``signed_in_token``: --token (or TASKGATE_SMOKE_TOKEN),
-or --token-command, a command that prints one (it gets the sign-in metadata on stdin). That
+or --token-command, a command that prints one (it gets the sign-in metadata on stdin), or else,
+with --stack, the stack's own agent: the AgentClient's secret read from Cognito with your AWS
+credentials and a client-credentials grant at AgentTokenEndpoint (``agent_token``). That
 function is the one place a sign-in flow plugs in.
 Uses only the tools a production stack lists (taskgate_tools) and the standard library, plus
-boto3 for step 5.
+boto3 with --stack.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -33,7 +36,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 
@@ -89,9 +92,14 @@ def sign_in_metadata(url: str) -> dict[str, Any]:
     return metadata
 
 
-def signed_in_token(metadata: dict[str, Any], token: str | None, command: str | None) -> str:
+def signed_in_token(
+    metadata: dict[str, Any],
+    token: str | None,
+    command: str | None,
+    agent: Callable[[], str] | None = None,
+) -> str:
     """The signed-in caller's access token for this endpoint. Replace this to sign in another
-    way (a client-credentials client of the stack's own authorization server, say)."""
+    way. ``agent``: the stack's own agent client (--stack)."""
     if token:
         return token
     if command:
@@ -99,7 +107,56 @@ def signed_in_token(metadata: dict[str, Any], token: str | None, command: str | 
         if done.returncode != 0 or not done.stdout.strip():
             raise SmokeFailure(f"--token-command failed ({done.returncode}): {done.stderr.strip()[:300]}")
         return done.stdout.strip().splitlines()[-1]
-    raise SmokeFailure("no token: sign in and pass --token (or TASKGATE_SMOKE_TOKEN) or --token-command")
+    if agent is not None:
+        return agent()
+    raise SmokeFailure(
+        "no token: pass --stack (the stack's agent client signs in), --token (or TASKGATE_SMOKE_TOKEN) "
+        "or --token-command"
+    )
+
+
+def _outputs(stack: str, cloudformation: Any) -> dict[str, str]:
+    return {
+        o["OutputKey"]: o["OutputValue"]
+        for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
+    }
+
+
+def agent_token(stack: str, cloudformation: Any, cognito: Any) -> str:
+    """An access token of the stack's own agent (AgentClient, client credentials at the
+    user pool's token endpoint): what a machine caller of the deployed endpoint holds."""
+    outputs = _outputs(stack, cloudformation)
+    client_id, endpoint = outputs.get("AgentClientId"), outputs.get("AgentTokenEndpoint")
+    pool = outputs.get("UserPoolId")
+    if not (client_id and endpoint and pool):
+        raise SmokeFailure(
+            f"stack {stack} has no AgentClientId/AgentTokenEndpoint/UserPoolId outputs (your own JwtIssuer?): "
+            "pass --token or --token-command"
+        )
+    secret = cognito.describe_user_pool_client(UserPoolId=pool, ClientId=client_id)["UserPoolClient"][
+        "ClientSecret"
+    ]
+    form = {"grant_type": "client_credentials"}
+    if outputs.get("OAuthScope"):
+        form["scope"] = outputs["OAuthScope"]
+    basic = base64.b64encode(f"{quote(client_id, safe='')}:{quote(secret, safe='')}".encode()).decode()
+    request = urllib.request.Request(
+        endpoint,
+        data=urlencode(form).encode(),
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Authorization": f"Basic {basic}"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        raise SmokeFailure(
+            f"the agent client's token request got HTTP {exc.code}: {exc.read()[:300]!r}"
+        ) from None
+    token = body.get("access_token") if isinstance(body, dict) else None
+    if not token:
+        raise SmokeFailure(f"{endpoint} answered no access_token")
+    return str(token)
 
 
 def _wait(client: Client2026, task_id: str, until: Callable[[TaskView], bool], timeout: float) -> TaskView:
@@ -166,10 +223,7 @@ def cancelled(client: Client2026, timeout: float) -> str:
 
 def alarm_topic(stack: str, cloudformation: Any, sns: Any) -> str:
     """Step 5: the alarms notify someone."""
-    outputs = {
-        o["OutputKey"]: o["OutputValue"]
-        for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
-    }
+    outputs = _outputs(stack, cloudformation)
     topic = outputs.get("AlarmTopicArn")
     if not topic:
         raise SmokeFailure(f"stack {stack} has no AlarmTopicArn output (EnableMonitoring=false?)")
@@ -199,6 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         state["metadata"] = sign_in_metadata(args.url)
         return f"resource {state['metadata']['resource']}, signs in at {state['metadata']['authorization_servers'][0]}"
 
+    def stack_agent() -> str:
+        import boto3
+
+        return agent_token(args.stack, boto3.client("cloudformation"), boto3.client("cognito-idp"))
+
+    agent = stack_agent if args.stack else None
+
     def client() -> Client2026:
         if "client" not in state:
             headers = (
@@ -206,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.open
                 else {
                     "Authorization": "Bearer "
-                    + signed_in_token(state["metadata"], args.token, args.token_command)
+                    + signed_in_token(state["metadata"], args.token, args.token_command, agent)
                 }
             )
             state["client"] = Client2026(Http(args.url, headers))

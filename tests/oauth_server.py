@@ -418,6 +418,8 @@ class LocalAuthorizationServer:
         try:
             client = self._authenticate_client(request, data)
             grant_type = data.get("grant_type")
+            if grant_type == "client_credentials":
+                return self._client_credentials(client, data)
             if grant_type == "authorization_code":
                 grant = self._redeem_code(client, data)
             elif grant_type == "refresh_token":
@@ -445,6 +447,27 @@ class LocalAuthorizationServer:
             "expires_in": self.access_token_ttl,
             "scope": " ".join(grant.scope),
             "refresh_token": refresh_token,
+        }
+        return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+    def _client_credentials(self, client: RegisteredClient, data: dict[str, str]) -> Response:
+        """RFC 6749 §4.4, as Cognito's token endpoint serves an app client with a secret: the
+        client is the subject, and no refresh token (§4.4.3)."""
+        if client.client_secret is None or "client_credentials" not in client.grant_types:
+            raise OAuthError("unauthorized_client", "client_credentials is not allowed for this client")
+        asked = data.get("scope", "").split()
+        scope = [s for s in asked if s in self.scopes_supported] if asked else list(self.scopes_supported)
+        if asked and len(scope) != len(asked):
+            raise OAuthError("invalid_scope", "unknown scope")
+        claims = self.access_token_claims(
+            subject=client.client_id, client_id=client.client_id, scope=scope, resource=data.get("resource")
+        )
+        with self._lock:
+            self.issued_tokens.append(claims)
+        body = {
+            "access_token": self.sign(claims),
+            "token_type": "Bearer",
+            "expires_in": self.access_token_ttl,
         }
         return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 

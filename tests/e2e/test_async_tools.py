@@ -3,8 +3,8 @@ tests/fixture_tools.py ``async_rollout`` against ``python -m taskgate.local``, p
 task, and gets its question (``elicitation_callback``), its progress and its result. On the old
 main the same tool failed every call with "Internal error while running the tool".
 
-As a task, what reaches a 2025-11-25 client of its progress today is the task's
-``statusMessage`` (``tasks/get``); the numbers on tasks/result's stream are issue 18's.
+As a task, its progress reaches a 2025-11-25 client as the task's ``statusMessage``
+(``tasks/get``) and, with a progressToken, as the tool's numbers on tasks/result's stream.
 """
 
 from __future__ import annotations
@@ -77,6 +77,12 @@ def test_mcp_1_30_runs_an_async_tool_as_a_task(server_url: str) -> None:
     assert out["isError"] is False and out["texts"] == ["jobs rolled out in 3 waves"]
     statuses = [tuple(s) for s in out["statuses"]]
     assert ("input_required", "Waiting for input from the client.") in statuses
-    # The waves' progress, as the task's statusMessage, while it worked (a wave takes 1 s).
+    # The waves' progress, as the task's statusMessage, while it worked (a wave takes 1 s)…
     assert {"wave 1 of 3", "wave 2 of 3"} & {message for status, message in statuses if status == "working"}
     assert statuses[-1][0] == "completed"
+    # …and as the tool reported it, numbers and all, on tasks/result's stream (the task was
+    # created with a progressToken); the last report is never dropped.
+    assert out["progress"] and out["progress"][-1] == {"progress": 3, "total": 3, "message": "wave 3 of 3"}
+    assert [p["progress"] for p in out["progress"]] == sorted({p["progress"] for p in out["progress"]})
+    # The tool's log lines too, at the level the session set (info).
+    assert out["logs"][-1] == {"message": "wave 3 done", "data": {"service": "jobs"}}

@@ -93,6 +93,8 @@ def test_a_plain_call_of_the_pipeline_gets_its_output(server_url: str) -> None:
     # only a task can wait for, so the call becomes a hidden task on the call's own stream.
     out = _py(server_url, "pipeline_plain")
     assert out["isError"] is False
+    # While it ran, the pipeline's stages came on the call's stream as log lines.
+    assert len(_stages(out["logged"])) >= 2, out["logged"]
     assert out["structured"] == {
         "source": "s3://plain/",
         "rows_loaded": 1000,

@@ -4,6 +4,8 @@ against a stack in moto's CloudFormation."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import pathlib
 import subprocess
@@ -101,3 +103,95 @@ def test_the_alarm_topic_step_needs_a_confirmed_subscription(monkeypatch: pytest
         assert "1 confirmed subscription(s) (sqs)" in smoke.alarm_topic("subscribed", cfn, sns)
         with pytest.raises(smoke.SmokeFailure, match="nobody is subscribed"):
             smoke.alarm_topic("nobody", cfn, sns)
+
+
+# The stack as far as --stack's sign-in reads it: its agent client in the user pool, and the
+# outputs that name it (here the token endpoint is the test's Cognito-shaped server).
+AGENT_TEMPLATE = """
+Parameters:
+  ClientId: {Type: String}
+  PoolId: {Type: String}
+  TokenEndpoint: {Type: String}
+Resources:
+  AlarmTopic:
+    Type: AWS::SNS::Topic
+Outputs:
+  AgentClientId: {Value: !Ref ClientId}
+  UserPoolId: {Value: !Ref PoolId}
+  AgentTokenEndpoint: {Value: !Ref TokenEndpoint}
+  OAuthScope: {Value: taskgate/tasks}
+  AlarmTopicArn: {Value: !Ref AlarmTopic}
+"""
+
+
+def test_with_a_stack_the_smoke_test_signs_in_as_the_stacks_agent(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, say: Any
+) -> None:
+    """`make smoke URL=… STACK=…` with nothing else: the AgentClient's secret from Cognito (your
+    AWS credentials), a client-credentials grant at AgentTokenEndpoint, then every step."""
+    import boto3
+    from moto import mock_aws
+
+    from tests.oauth_server import RegisteredClient
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.delenv("TASKGATE_SMOKE_TOKEN", raising=False)
+    auth = LocalAuthorizationServer(subject="unused", scopes_supported=[SCOPE], cognito_style=True)
+    with mock_aws(), serve_in_thread(auth.app_for):
+        cognito = boto3.client("cognito-idp")
+        pool = cognito.create_user_pool(PoolName="taskgate")["UserPool"]["Id"]
+        client = cognito.create_user_pool_client(
+            UserPoolId=pool,
+            ClientName="agent",
+            GenerateSecret=True,
+            AllowedOAuthFlows=["client_credentials"],
+            AllowedOAuthScopes=[SCOPE],
+        )["UserPoolClient"]
+        auth.clients[client["ClientId"]] = RegisteredClient(
+            client_id=client["ClientId"],
+            redirect_uris=[],
+            client_secret=client["ClientSecret"],
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["client_credentials"],
+        )
+        cfn, sns = boto3.client("cloudformation"), boto3.client("sns")
+        parameters = {
+            "ClientId": client["ClientId"],
+            "PoolId": pool,
+            "TokenEndpoint": auth.base_url + "/oauth2/token",
+        }
+        cfn.create_stack(
+            StackName="prod",
+            TemplateBody=AGENT_TEMPLATE,
+            Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()],
+        )
+        topic = next(
+            o
+            for o in cfn.describe_stacks(StackName="prod")["Stacks"][0]["Outputs"]
+            if o["OutputKey"] == "AlarmTopicArn"
+        )
+        sns.subscribe(
+            TopicArn=topic["OutputValue"], Protocol="sqs", Endpoint="arn:aws:sqs:us-east-1:123456789012:ops"
+        )
+        env = {
+            "AUTH_MODE": "CLIENT",
+            "OAUTH_ISSUER": auth.issuer,
+            "OAUTH_CLIENT_IDS": client["ClientId"],
+            "OAUTH_SCOPES": SCOPE,
+        }
+        port = free_port()
+        with running_server(
+            tmp_path / "server.log", port=port, OAUTH_RESOURCE=f"http://127.0.0.1:{port}/mcp", **env
+        ) as url:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = smoke.main(["--url", url, "--stack", "prod"])
+    say("\n[smoke --stack]\n" + out.getvalue())
+    assert code == 0, out.getvalue()
+    assert "5 passed, 0 failed" in out.getvalue()
+    (issued,) = auth.issued_tokens
+    assert issued["client_id"] == client["ClientId"] and issued["scope"] == SCOPE

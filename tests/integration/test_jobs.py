@@ -105,6 +105,24 @@ def test_a_failed_child_is_a_clear_tool_error(aws: EmbeddedAws, mcp: Mcp) -> Non
     )
 
 
+def test_a_status_look_keeps_the_status_as_a_log_line_in_the_row(aws: EmbeddedAws) -> None:
+    # A task whose caller hears lines at info (a plain call's hidden task, a 2025 session
+    # that set its level): DynamoDB's conditional update writes the status, the line and
+    # the count together, and the worker's window goes on from them once the job ends.
+    root = wiring.root()
+    record = root.tasks.create(
+        owner="ann", tool="run_pipeline", arguments={"stage_seconds": 3}, log_level="info"
+    )
+    until(lambda: child_running(record.task_id))
+    seen = until(lambda: (r := root.tasks.get("ann", record.task_id)).status_message and r)
+    assert seen.status_message.startswith("Waiting for the state machine taskgate-pipeline: RUNNING")
+    row = root.store.get(record.task_id)
+    assert row is not None and row.log_count == 1
+    assert [(line.level, line.data) for line in row.log_lines] == [("info", seen.status_message)]
+    done = until(lambda: (r := root.tasks.get("ann", record.task_id)).status.terminal and r, timeout=40)
+    assert done.status.value == "completed" and done.log_count >= 1
+
+
 def test_cancel_stops_the_child_execution(aws: EmbeddedAws, mcp: Mcp) -> None:
     task_id = mcp.call("run_pipeline", {"stage_seconds": 30})["taskId"]
     until(lambda: child_running(task_id))

@@ -163,6 +163,67 @@ def test_tasks_get_shows_the_jobs_status_looking_at_most_once_per_interval(world
     assert task["status"] == "working" and task["statusMessage"].endswith("RUNNING (3/10)")
 
 
+def test_a_plain_callers_stream_hears_the_jobs_status_and_its_count_of_work_done(
+    legacy: Legacy, world: World
+) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {
+            "name": "run_job",
+            "arguments": {"kind": "batch", "target": "queue", "definition": "def:1"},
+            "_meta": {"progressToken": "p5"},
+        },
+    }
+    # A caller that waits ten minutes: the stream runs to the result, never handed over.
+    wait = legacy.headers(**{"taskgate-wait-seconds": "600"})
+    events = parse_sse(legacy.http.post("/mcp", json=body, headers=wait).text)
+    world.settle()
+    ((task_id, _),) = world.memory.jobs.started
+
+    def resumed() -> list[dict[str, Any]]:
+        world.clock.advance(10_000)  # one look at the job's service per interval
+        last = [e["id"] for e in events if e["id"]][-1]
+        return parse_sse(legacy.resume(last).text)
+
+    for status in (
+        JobProgress("RUNNABLE"),
+        JobProgress("RUNNING", progress=3, total=10),
+        JobProgress("RUNNING", progress=2, total=10),  # a count never goes backwards
+        JobProgress("RUNNING", progress=9, total=10),
+    ):
+        world.memory.jobs.progress[task_id] = status
+        events += resumed()
+    world.finish_job(task_id, {"status": "SUCCEEDED"})
+    events += resumed()
+    sent = [e["data"] for e in events if e["data"] and "method" in e["data"]]
+    lines = [m["params"]["data"] for m in sent if m["method"] == "notifications/message"]
+    assert lines == [
+        "Waiting for the Batch job taskgate-job: RUNNING",  # the first piece's look, as it started
+        "Waiting for the Batch job taskgate-job: RUNNABLE",
+        "Waiting for the Batch job taskgate-job: RUNNING (3/10)",
+        "Waiting for the Batch job taskgate-job: RUNNING (2/10)",
+        "Waiting for the Batch job taskgate-job: RUNNING (9/10)",
+    ]
+    progress = [
+        (m["params"]["progress"], m["params"]["total"])
+        for m in sent
+        if m["method"] == "notifications/progress"
+    ]
+    assert progress == [(3, 10), (9, 10)]
+    answer = [e["data"] for e in events if e["data"] and e["data"].get("id") == 5]
+    assert answer and answer[-1]["result"]["structuredContent"] == {"output": {"status": "SUCCEEDED"}}
+
+
+def test_a_task_that_keeps_no_log_lines_gets_the_status_alone(world: World, mcp: Mcp) -> None:
+    task_id = started(world, mcp, "run_job", {"kind": "glue", "target": "nightly"})
+    world.memory.jobs.progress[task_id] = JobProgress("RUNNING")
+    assert mcp.get(task_id)["statusMessage"] == "Waiting for the Glue job nightly: RUNNING"
+    record = world.store.records[task_id]
+    assert record.log_count == 0 and record.log_lines == () and record.progress_count == 0
+
+
 def test_the_waits_timeout_follows_the_tasks_time() -> None:
     world = World(default_ttl_ms=600_000)
     task_id = started(world, world.mcp(), "wait_for_child", {"state_machine_arn": CHILD})

@@ -491,6 +491,22 @@ def test_a_task_clients_progress_carries_the_tools_numbers(legacy: Legacy, world
     assert progress[-1]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
 
 
+def test_a_task_clients_log_lines_come_at_the_level_its_session_set(legacy: Legacy, world: World) -> None:
+    def logged(level: str | None) -> list[dict[str, Any]]:
+        if level is not None:
+            legacy.result("logging/setLevel", {"level": level})
+        created = legacy.result("tools/call", {"name": "long_job", "arguments": {"steps": 2}, "task": {}})
+        task_id = created["task"]["taskId"]
+        events = parse_sse(legacy.post("tasks/result", {"taskId": task_id}).text)
+        return [e["data"]["params"] for e in _messages(events, "notifications/message")]
+
+    assert logged(None) == []  # a session that never set a level is sent none
+    lines = logged("info")
+    assert [line["data"] for line in lines] == ["step 1 of 2", "step 2 of 2"]
+    assert all(line["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] for line in lines)
+    assert logged("error") == []
+
+
 def test_ending_the_session_ends_its_calls_hidden_tasks_but_not_those_handed_out(
     legacy: Legacy, world: World
 ) -> None:

@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamablehttp_client
 warnings.simplefilter("ignore", DeprecationWarning)
 
 TERMINAL = {"completed", "failed", "cancelled"}
+TASK_TOKEN = "rollout"
 
 
 class Seen:
@@ -47,6 +48,16 @@ class Seen:
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ServerNotification):
             self.notifications.append(message.root.method)
+            # A task's progress comes on tasks/result's stream, under the token the task was
+            # created with: the SDK has no callback for it, so it is read here.
+            if (
+                isinstance(message.root, types.ProgressNotification)
+                and message.root.params.progressToken == TASK_TOKEN
+            ):
+                params = message.root.params
+                self.progress.append(
+                    {"progress": params.progress, "total": params.total, "message": params.message}
+                )
 
 
 async def run(url: str, scenario: str) -> dict[str, Any]:
@@ -70,7 +81,9 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             result = await session.call_tool("async_rollout", arguments, progress_callback=seen.on_progress)
         else:
             created = await session.experimental.call_tool_as_task(
-                "async_rollout", {"service": "jobs", "waves": 3, "pause": 1.0}
+                "async_rollout",
+                {"service": "jobs", "waves": 3, "pause": 1.0},
+                meta={"progressToken": TASK_TOKEN},
             )
             task_id = created.task.taskId
             statuses: list[tuple[str, str | None]] = []

@@ -86,9 +86,16 @@ async def _plain_call_abandoned(url: str, token: str, session: ClientSession) ->
 
 async def run(url: str, scenario: str, token: str) -> dict[str, Any]:
     out: dict[str, Any] = {"client": "mcp-python", "version": version("mcp"), "scenario": scenario}
+    logged: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params.data)
+
     async with (
         streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _),
-        ClientSession(read, write, read_timeout_seconds=timedelta(seconds=90)) as session,
+        ClientSession(
+            read, write, read_timeout_seconds=timedelta(seconds=90), logging_callback=on_log
+        ) as session,
     ):
         await session.initialize()
         exp = session.experimental
@@ -98,6 +105,7 @@ async def run(url: str, scenario: str, token: str) -> dict[str, Any]:
             out["elapsed"] = round(time.monotonic() - started, 1)
             out["isError"] = result.isError
             out["structured"] = result.structuredContent
+            out["logged"] = logged  # the pipeline's status, heard on the call's own stream
             return out
         if scenario == "pipeline_plain_cancel":
             out.update(await _plain_call_abandoned(url, token, session))

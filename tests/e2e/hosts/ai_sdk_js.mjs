@@ -3,7 +3,7 @@
 // tools client.tools() makes (tool.execute(args, options), what generateText runs). It sends
 // no progress token. Aborting = the abortSignal in the execute options.
 import { ElicitationRequestSchema, createMCPClient } from "@ai-sdk/mcp";
-import { answerText, main, pkgVersion as pkg, sleep } from "./common.mjs";
+import { abortAfter, answerText, main, pkgVersion as pkg } from "./common.mjs";
 
 const adapter = {
   name: "ai-sdk",
@@ -27,17 +27,7 @@ const adapter = {
     return answerText(result);
   },
   async cancel(tool, args, after) {
-    const controller = new AbortController();
-    const call = this.call(tool, args, null, controller.signal);
-    await sleep(after);
-    controller.abort();
-    try {
-      const result = await call;
-      // What it finished with (a task handle, for a call answered at once).
-      return `finished before the abort: ${answerText(result)}`;
-    } catch (err) {
-      return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
-    }
+    return abortAfter((signal) => this.call(tool, args, null, signal), after);
   },
 };
 

@@ -72,6 +72,21 @@ export function answerText(result) {
 
 export const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
+// Abort as JavaScript frameworks do: an AbortController's signal, aborted after `after` s.
+// Says how it ended: aborted, or what the call finished with first (a task handle, for a
+// call answered at once).
+export async function abortAfter(start, after) {
+  const controller = new AbortController();
+  const call = start(controller.signal);
+  await sleep(after);
+  controller.abort();
+  try {
+    return `finished before the abort: ${answerText(await call)}`;
+  } catch (err) {
+    return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
+  }
+}
+
 // adapter: { name, version, progress, elicitation, open(url), close(), listTools(),
 //            call(tool, args, onProgress|null) -> text, cancel(tool, args, after) -> how }
 export async function main(adapter) {

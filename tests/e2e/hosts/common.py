@@ -60,6 +60,20 @@ class Adapter(Protocol):
 HANDLE_CANCEL = "taskgate_task_cancel"
 
 
+async def cancel_task_after(call: Awaitable[Any], after: float, how: str) -> str:
+    """Abort as Python frameworks do: the asyncio task awaiting ``call`` cancelled after
+    ``after`` seconds. Says how it ended: cancelled (``how``: what was cancelled), or what the
+    call finished with first (a task handle, for a call answered at once)."""
+    task = asyncio.ensure_future(call)
+    await asyncio.sleep(after)
+    task.cancel()
+    try:
+        result = await task
+    except asyncio.CancelledError:
+        return f"task.cancel() on {how}: CancelledError"
+    return f"finished before the abort: {answer_text(result)}"
+
+
 def task_handle(text: str) -> str | None:
     """The task handle a plain call was answered with ("tasks as tools"), if it was."""
     match = re.search(r"background task ([0-9a-f-]{36})", text)

@@ -2,7 +2,7 @@
 // (tool.invoke, what an agent calls), with its onProgress callback; it has no elicitation
 // handler. Aborting = the AbortSignal in the call's RunnableConfig.
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
-import { answerText, main, pkgVersion as pkg, sleep } from "./common.mjs";
+import { abortAfter, answerText, main, pkgVersion as pkg } from "./common.mjs";
 
 let sink = null;
 
@@ -29,17 +29,7 @@ const adapter = {
     return answerText(await this.tools[tool].invoke(args));
   },
   async cancel(tool, args, after) {
-    const controller = new AbortController();
-    const call = this.tools[tool].invoke(args, { signal: controller.signal });
-    await sleep(after);
-    controller.abort();
-    try {
-      const result = await call;
-      // What it finished with (a task handle, for a call answered at once).
-      return `finished before the abort: ${answerText(result)}`;
-    } catch (err) {
-      return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
-    }
+    return abortAfter((signal) => this.tools[tool].invoke(args, { signal }), after);
   },
 };
 

@@ -4,11 +4,10 @@ Aborting = cancelling the asyncio task that awaits ``ainvoke``."""
 
 from __future__ import annotations
 
-import asyncio
 from importlib.metadata import version
 from typing import Any
 
-from common import ProgressSink, answer_text, main
+from common import ProgressSink, answer_text, cancel_task_after, main
 from langchain_mcp_adapters.callbacks import CallbackContext, Callbacks
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from mcp.types import ElicitRequestParams, ElicitResult
@@ -54,15 +53,7 @@ class LangChainPy:
         return answer_text(await self.tools[tool].ainvoke(arguments))
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
-        call = asyncio.create_task(self.tools[tool].ainvoke(arguments))
-        await asyncio.sleep(after)
-        call.cancel()
-        try:
-            result = await call
-        except asyncio.CancelledError:
-            return "task.cancel() on ainvoke: CancelledError"
-        # What it finished with (a task handle, for a call answered at once).
-        return f"finished before the abort: {answer_text(result)}"
+        return await cancel_task_after(self.tools[tool].ainvoke(arguments), after, "ainvoke")
 
 
 if __name__ == "__main__":

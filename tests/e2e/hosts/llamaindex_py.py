@@ -5,11 +5,10 @@ cancelling the asyncio task that awaits ``acall``."""
 
 from __future__ import annotations
 
-import asyncio
 from importlib.metadata import version
 from typing import Any
 
-from common import ProgressSink, answer_text, main
+from common import ProgressSink, answer_text, cancel_task_after, main
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 
 
@@ -37,15 +36,7 @@ class LlamaIndex:
         return answer_text(output.raw_output)
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
-        call = asyncio.create_task(self.tools[tool].acall(**arguments))
-        await asyncio.sleep(after)
-        call.cancel()
-        try:
-            result = await call
-        except asyncio.CancelledError:
-            return "task.cancel() on acall: CancelledError"
-        # What it finished with (a task handle, for a call answered at once).
-        return f"finished before the abort: {answer_text(result)}"
+        return await cancel_task_after(self.tools[tool].acall(**arguments), after, "acall")
 
 
 if __name__ == "__main__":

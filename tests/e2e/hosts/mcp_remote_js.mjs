@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { answerText, main, pkgVersion as pkg, sleep } from "./common.mjs";
+import { abortAfter, answerText, main, pkgVersion as pkg } from "./common.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PROXY = path.join(here, "..", "node_modules", "mcp-remote", "dist", "proxy.js");
@@ -46,17 +46,7 @@ const adapter = {
     return answerText(result);
   },
   async cancel(tool, args, after) {
-    const controller = new AbortController();
-    const call = this.call(tool, args, null, controller.signal);
-    await sleep(after);
-    controller.abort();
-    try {
-      const result = await call;
-      // What it finished with (a task handle, for a call answered at once).
-      return `finished before the abort: ${answerText(result)}`;
-    } catch (err) {
-      return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
-    }
+    return abortAfter((signal) => this.call(tool, args, null, signal), after);
   },
 };
 

@@ -5,14 +5,13 @@ that awaits the tool."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from importlib.metadata import version
 from typing import Any
 
 os.environ.setdefault("MCP_USE_ANONYMIZED_TELEMETRY", "false")  # no network beyond the registries
 
-from common import ProgressSink, answer_text, main
+from common import ProgressSink, answer_text, cancel_task_after, main
 from mcp.types import ElicitRequestParams, ElicitResult
 from mcp_use import MCPClient
 from mcp_use.agents.adapters import LangChainAdapter
@@ -44,15 +43,7 @@ class McpUsePy:
         return answer_text(await self.tools[tool].ainvoke(arguments))
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
-        call = asyncio.create_task(self.tools[tool].ainvoke(arguments))
-        await asyncio.sleep(after)
-        call.cancel()
-        try:
-            result = await call
-        except asyncio.CancelledError:
-            return "task.cancel() on ainvoke: CancelledError"
-        # What it finished with (a task handle, for a call answered at once).
-        return f"finished before the abort: {answer_text(result)}"
+        return await cancel_task_after(self.tools[tool].ainvoke(arguments), after, "ainvoke")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 // (tool.invoke(runContext, input, details)). It has no elicitation or progress callback.
 // Aborting = the AbortSignal in the call's details (what an aborted run passes).
 import { MCPServerStreamableHttp, RunContext, getAllMcpTools } from "@openai/agents";
-import { answerText, main, pkgVersion as pkg, sleep } from "./common.mjs";
+import { abortAfter, answerText, main, pkgVersion as pkg } from "./common.mjs";
 
 const adapter = {
   name: "openai-agents-js",
@@ -28,17 +28,7 @@ const adapter = {
     return answerText(await this.tools[tool].invoke(this.context, JSON.stringify(args)));
   },
   async cancel(tool, args, after) {
-    const controller = new AbortController();
-    const call = this.tools[tool].invoke(this.context, JSON.stringify(args), { signal: controller.signal });
-    await sleep(after);
-    controller.abort();
-    try {
-      const result = await call;
-      // What it finished with (a task handle, for a call answered at once).
-      return `finished before the abort: ${answerText(result)}`;
-    } catch (err) {
-      return `AbortController.abort(): ${err.name}: ${err.message}`.slice(0, 200);
-    }
+    return abortAfter((signal) => this.tools[tool].invoke(this.context, JSON.stringify(args), { signal }), after);
   },
 };
 

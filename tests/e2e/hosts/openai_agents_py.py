@@ -6,7 +6,6 @@ tool (what a cancelled run does)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from importlib.metadata import version
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 from agents import Agent, RunContextWrapper
 from agents.mcp import MCPServerStreamableHttp, MCPUtil
 from agents.tool_context import ToolContext
-from common import ProgressSink, answer_text, main
+from common import ProgressSink, answer_text, cancel_task_after, main
 
 
 class OpenAiAgentsPy:
@@ -55,15 +54,7 @@ class OpenAiAgentsPy:
         return answer_text(await self.tools[tool].on_invoke_tool(ctx, text))
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
-        call = asyncio.create_task(self.call(tool, arguments, None))
-        await asyncio.sleep(after)
-        call.cancel()
-        try:
-            result = await call
-        except asyncio.CancelledError:
-            return "task.cancel() on on_invoke_tool: CancelledError"
-        # What it finished with (a task handle, for a call answered at once).
-        return f"finished before the abort: {answer_text(result)}"
+        return await cancel_task_after(self.call(tool, arguments, None), after, "on_invoke_tool")
 
 
 if __name__ == "__main__":

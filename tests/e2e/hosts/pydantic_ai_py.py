@@ -4,11 +4,10 @@ no model is asked anything). Aborting = cancelling the asyncio task that awaits 
 
 from __future__ import annotations
 
-import asyncio
 from importlib.metadata import version
 from typing import Any
 
-from common import ProgressSink, answer_text, main
+from common import ProgressSink, answer_text, cancel_task_after, main
 from pydantic_ai import RunContext
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.models.test import TestModel
@@ -53,15 +52,9 @@ class PydanticAi:
         return answer_text(await self.toolset.call_tool(tool, arguments, self.ctx, self.tools[tool]))
 
     async def cancel(self, tool: str, arguments: dict[str, Any], after: float) -> str:
-        call = asyncio.create_task(self.toolset.call_tool(tool, arguments, self.ctx, self.tools[tool]))
-        await asyncio.sleep(after)
-        call.cancel()
-        try:
-            result = await call
-        except asyncio.CancelledError:
-            return "task.cancel() on call_tool: CancelledError"
-        # What it finished with (a task handle, for a call answered at once).
-        return f"finished before the abort: {answer_text(result)}"
+        return await cancel_task_after(
+            self.toolset.call_tool(tool, arguments, self.ctx, self.tools[tool]), after, "call_tool"
+        )
 
 
 if __name__ == "__main__":

@@ -686,6 +686,7 @@ class DynamoDBTaskStore:
         *,
         checked_before_ms: int | None = None,
         secret_hash: str | None = None,
+        report: ProgressReport | None = None,
     ) -> None:
         conditions = ["#status = :working", "jobKey = :key"]
         extra, values = self._callback_condition(key, secret_hash, now_ms)
@@ -693,9 +694,19 @@ class DynamoDBTaskStore:
         if checked_before_ms is not None:
             conditions.append("(attribute_not_exists(jobCheckedAt) OR jobCheckedAt <= :before)")
             values[":before"] = n(checked_before_ms)
+        sets = f"SET statusMessage = :m, jobCheckedAt = :checked, lastUpdatedAt = :now, {_KEEP_ALIVE}"
+        if report is not None:
+            sets += ", progressCount = :pc, logCount = :lc"
+            values[":pc"], values[":lc"] = n(report.progress_count), n(report.log_count)
+            if report.progress is not None:
+                sets += ", progress = :p"
+                values[":p"] = j(report.progress.to_json())
+            if report.log_lines:
+                sets += ", logLines = :ll"
+                values[":ll"] = j([line.to_json() for line in report.log_lines])
         self._update(
             task_id,
-            UpdateExpression=f"SET statusMessage = :m, jobCheckedAt = :checked, lastUpdatedAt = :now, {_KEEP_ALIVE}",
+            UpdateExpression=sets,
             ConditionExpression=" AND ".join(conditions),
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={

@@ -5,6 +5,12 @@ A read (tasks/get, a 2025 stream's look) asks the job's service for its status a
 once per interval per task, however many clients poll: the row remembers when it last
 did, and the write that notes a status is conditional on that, so concurrent readers
 share one look (a reader that lost the race keeps what it read).
+
+The look that notes a status also tells it as the tool's own reports are told, so a
+caller that never reads statusMessage (a plain call's stream, a held call, a task's
+tasks/result stream) hears it too: a new status is a log line (info, to a task that
+keeps lines that low), and a service's count of work done (a Batch array job's) is a
+progress report, only ever growing.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from ..tools.peer import at_least
 from .errors import TransitionRejected
-from .jobs import JobKind, Jobs
-from .limits import MAX_STATUS_MESSAGE_BYTES, cut
-from .model import TaskRecord, TaskStatus
+from .jobs import JobKind, JobProgress, Jobs
+from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, cut, row_size
+from .model import LogLine, Progress, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
+from .progress import ProgressReport, bounded_progress, with_line
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +68,11 @@ class JobWatch:
                 else f" ({progress.progress:g})"
             )
         message = cut(f"Waiting for {job.label}: {progress.message}{counted}", MAX_STATUS_MESSAGE_BYTES)
+        report = _told(record, message, progress)
+        told = _applied(record, report) if report is not None else record
+        if report is not None and row_size(told) > MAX_ROW_BYTES:
+            # The row is near DynamoDB's 400 KB: the status alone, never a failed read.
+            report, told = None, record
         try:
             self._store.note_job_status(
                 record.task_id,
@@ -68,7 +81,37 @@ class JobWatch:
                 now,
                 record.kept_alive(now),
                 checked_before_ms=now - self._interval,
+                report=report,
             )
         except TransitionRejected:
             return record
-        return dataclasses.replace(record, status_message=message, job_checked_at_ms=now)
+        return dataclasses.replace(told, status_message=message, job_checked_at_ms=now)
+
+
+def _told(record: TaskRecord, message: str, progress: JobProgress) -> ProgressReport | None:
+    """What the caller is told of a status besides statusMessage (None: nothing new)."""
+    numbers: Progress | None = None
+    last = record.progress.progress if record.progress is not None else None
+    if progress.progress is not None and (last is None or progress.progress > last):
+        numbers = bounded_progress(progress.progress, progress.total, message)
+    wants_line = record.log_level is not None and at_least("info", record.log_level)
+    line = LogLine("info", message) if wants_line and message != record.status_message else None
+    if numbers is None and line is None:
+        return None
+    return ProgressReport(
+        message=message,
+        progress=numbers or record.progress,
+        progress_count=record.progress_count + (1 if numbers is not None else 0),
+        log_lines=with_line(record.log_lines, line) if line is not None else record.log_lines,
+        log_count=record.log_count + (1 if line is not None else 0),
+    )
+
+
+def _applied(record: TaskRecord, report: ProgressReport) -> TaskRecord:
+    return dataclasses.replace(
+        record,
+        progress=report.progress,
+        progress_count=report.progress_count,
+        log_lines=report.log_lines,
+        log_count=report.log_count,
+    )

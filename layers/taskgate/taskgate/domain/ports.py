@@ -146,11 +146,14 @@ class TaskStore(Protocol):
         *,
         checked_before_ms: int | None = None,
         secret_hash: str | None = None,
+        report: ProgressReport | None = None,
     ) -> None:
         """Set statusMessage from the pending job ``key``'s status while working: only if
         no status was noted after ``checked_before_ms`` (reads share one look at the
         job's service per interval), or (``secret_hash``) from its unexpired callback's
-        heartbeat. Raise TransitionRejected otherwise."""
+        heartbeat. With ``report``, its progress and log window too (no step runs while
+        the task waits, so the look that won is their only writer). Raise
+        TransitionRejected otherwise."""
 
 
 class Workflow(Protocol):

@@ -398,6 +398,7 @@ class MemoryTaskStore:
         *,
         checked_before_ms: int | None = None,
         secret_hash: str | None = None,
+        report: ProgressReport | None = None,
     ) -> None:
         with self._lock:
             record = self._row(Op.JOB_STATUS, task_id)
@@ -408,7 +409,18 @@ class MemoryTaskStore:
             checked = record.job_checked_at_ms
             if checked_before_ms is not None and checked is not None and checked > checked_before_ms:
                 raise TransitionRejected(task_id)
-            self._put(_touched(record, now_ms, alive, status_message=message, job_checked_at_ms=now_ms))
+            told: dict[str, Any] = {}
+            if report is not None:
+                told = {
+                    "progress_count": report.progress_count,
+                    "log_lines": report.log_lines,
+                    "log_count": report.log_count,
+                }
+                if report.progress is not None:
+                    told["progress"] = report.progress
+            self._put(
+                _touched(record, now_ms, alive, status_message=message, job_checked_at_ms=now_ms, **told)
+            )
 
 
 def _tokenless(slot: CallbackSlot | None) -> CallbackSlot | None:

@@ -284,6 +284,9 @@ class Era2025(Era):
                 ttl_ms=params.task.ttl,
                 progress_token=params.progress_token(),
                 client_capabilities=declared,
+                # The tool's log lines ride tasks/result's stream (tagged with the task) at the
+                # level the session set; a session that set none is sent none (nothing kept).
+                log_level=call.session.log_level if call.session else None,
             )
             self._remember_task(call, record)
             return w.create_task_result(record)
@@ -405,8 +408,13 @@ class Era2025(Era):
         if record.status.terminal:
             return HttpReply(200, w.payload_message(fetched(self._s, call, record), call.request.id))
         # Not done: block by streaming, in pieces short enough for API Gateway.
+        session = call.session
         stream = self._streams.open(
-            call.owner, record, call.request.id, notices=self._subscriptions.notices(call)
+            call.owner,
+            record,
+            call.request.id,
+            notices=self._subscriptions.notices(call),
+            log_level=(session.log_level if session else None) or record.log_level,
         )
         return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
 
