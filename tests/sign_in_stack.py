@@ -4,6 +4,11 @@ provider on an origin of its own, and a person at a browser (tests/sign_in_user.
 both through one in-memory transport. The app's own calls to the provider (discovery, keys,
 the code exchange) take the same way. The unit tier runs it on the fakes, the integration
 tier on moto.
+
+``streaming=True`` adds the streaming endpoint (StreamingApi) on an origin of its own, as
+StreamFunction serves it behind the REST API's stage ``/stream``: the same app with
+OAUTH_RESOURCE its own /mcp, reached through ``Stage``, which hands it the path below the stage
+as API Gateway does.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ from tests.sign_in_user import Person
 
 STACK = "https://taskgate.example"
 RESOURCE = f"{STACK}/mcp"
+STREAM_HOST = "stream.taskgate.example"
+STREAM = f"https://{STREAM_HOST}/stream"
+STREAM_RESOURCE = f"{STREAM}/mcp"
 IDP = "https://idp.example"
 CLIENT_REDIRECT = "http://127.0.0.1:33418/callback"
 SCOPE = "taskgate/tasks"
@@ -60,6 +68,37 @@ def sign_in_env(**overrides: str) -> dict[str, str]:
         "OAUTH_TOKEN_USE": "access",
         **overrides,
     }
+
+
+def stream_env(env: Mapping[str, str]) -> dict[str, str]:
+    """StreamFunction's settings beside ApiFunction's ``env`` (template.yaml): its front, and
+    its own /mcp as the resource it serves."""
+    return {
+        **env,
+        "STREAM_PUBLIC_URL": STREAM,
+        "OAUTH_RESOURCE": STREAM_RESOURCE,
+        "FRONT_STREAMING": "true",
+        "FRONT_TIMEOUT_SECONDS": "900",
+    }
+
+
+class Stage:
+    """A REST API stage in front of an app: the app sees the path below the stage; nothing
+    outside the stage reaches it (API Gateway answers 403 there)."""
+
+    def __init__(self, app: ASGIApp, stage: str) -> None:
+        self._app = app
+        self._prefix = stage.rstrip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(self._prefix + "/"):
+            from starlette.responses import JSONResponse
+
+            await JSONResponse({"message": "Forbidden"}, 403)(scope, receive, send)
+            return
+        inner = path.removeprefix(self._prefix)
+        await self._app({**scope, "path": inner, "raw_path": inner.encode()}, receive, send)
 
 
 class Clock:
@@ -98,6 +137,7 @@ class Authorization:
     redirect_uri: str
     verifier: str
     url: str
+    resource: str = RESOURCE
     person: Person = field(default_factory=Person)
     landed: str = ""
 
@@ -115,6 +155,9 @@ class SignInStack:
     calls_to_idp: list[str]
     keys: KeySource
     app: ASGIApp
+    stream_settings: Settings | None = None
+    stream_sign_in: SignIn | None = None
+    stream_app: ASGIApp | None = None  # as the function has it: below the stage
 
     # ---- what a client does ------------------------------------------------------------
 
@@ -147,7 +190,8 @@ class SignInStack:
             **params,
         }
         query = {k: v for k, v in query.items() if v != ""}
-        return Authorization(client_id, redirect_uri, verifier, f"{STACK}/oauth/authorize?{urlencode(query)}")
+        url = f"{STACK}/oauth/authorize?{urlencode(query)}"
+        return Authorization(client_id, redirect_uri, verifier, url, query.get("resource", RESOURCE))
 
     def sign_in_as_person(self, authorization: Authorization, **person: Any) -> Authorization:
         authorization.person = Person(**person)
@@ -163,14 +207,17 @@ class SignInStack:
             "redirect_uri": authorization.redirect_uri,
             "client_id": authorization.client_id,
             "code_verifier": authorization.verifier,
-            "resource": RESOURCE,
+            "resource": authorization.resource,
             **overrides,
         }
         return self.http.post(f"{STACK}/oauth/token", data={k: v for k, v in form.items() if v != ""})
 
-    def tokens(self, client_id: str | None = None) -> dict[str, Any]:
-        """A whole sign-in of the development user with a new (or given) client: its tokens."""
-        authorization = self.sign_in_as_person(self.authorization(client_id or self.register()))
+    def tokens(self, client_id: str | None = None, resource: str = RESOURCE) -> dict[str, Any]:
+        """A whole sign-in of the development user with a new (or given) client, for one of
+        the stack's endpoints (``resource``): its tokens."""
+        authorization = self.sign_in_as_person(
+            self.authorization(client_id or self.register(), resource=resource)
+        )
         reply = self.exchange(authorization)
         assert reply.status_code == 200, reply.text
         return dict(reply.json())
@@ -185,13 +232,14 @@ class SignInStack:
         assert reply.status_code == 200, reply.text
         return str(reply.json()["access_token"])
 
-    def mcp(self, token: str | None, method: str, params: dict[str, Any], path: str = "/mcp") -> Any:
+    def mcp(
+        self, token: str | None, method: str, params: dict[str, Any], path: str = "/mcp", at: str = STACK
+    ) -> Any:
+        """A JSON-RPC request to ``at`` (the HTTP API's origin, or STREAM)."""
         headers = headers_for(method, params)
         if token is not None:
             headers["authorization"] = f"Bearer {token}"
-        return self.http.post(
-            f"{STACK}{path}", content=json.dumps(envelope(method, params, 1)), headers=headers
-        )
+        return self.http.post(f"{at}{path}", content=json.dumps(envelope(method, params, 1)), headers=headers)
 
 
 def build_stack(
@@ -203,10 +251,15 @@ def build_stack(
     documents_fetch: Callable[[str], tuple[bytes, int | None]] | None = None,
     wrap: Callable[[ASGIApp], ASGIApp] = lambda app: app,
     keys: KeySource | None = None,
+    streaming: bool = False,
+    stream_server: Callable[[], McpServer] | None = None,
 ) -> SignInStack:
     clock = clock or Clock()
     keys = keys or ephemeral_source()
-    settings = Settings.from_env(env or sign_in_env())
+    env = dict(env or sign_in_env())
+    if streaming:
+        env["STREAM_PUBLIC_URL"] = STREAM  # ApiFunction's: the authorization server's second resource
+    settings = Settings.from_env(env)
     idp = local_provider(IDP, f"{STACK}/oauth/callback")
     idp_http = TestClient(idp.app(), base_url=IDP)
     calls_to_idp: list[str] = []
@@ -237,5 +290,20 @@ def build_stack(
         security=TransportSecurity(("taskgate.example",), (STACK,)),
         sign_in=sign_in,
     )
-    http = TestClient(ByHost({"taskgate.example": wrap(app), "idp.example": idp.app()}), base_url=STACK)
-    return SignInStack(settings, sign_in, idp, http, calls_to_idp, keys, app)
+    hosts = {"taskgate.example": wrap(app), "idp.example": idp.app()}
+    stream_settings = stream_sign_in = stream_app = None
+    if streaming:
+        stream_settings = Settings.from_env(stream_env(env))
+        stream_sign_in = build_sign_in(stream_settings, ports)
+        stream_app = create_app(
+            stream_server or server,
+            anonymous_owner="anonymous",
+            max_body_bytes=1_048_576,
+            security=TransportSecurity(stream_settings.served_hosts, ()),
+            sign_in=stream_sign_in,
+        )
+        hosts[STREAM_HOST] = Stage(wrap(stream_app), "/stream")
+    http = TestClient(ByHost(hosts), base_url=STACK)
+    return SignInStack(
+        settings, sign_in, idp, http, calls_to_idp, keys, app, stream_settings, stream_sign_in, stream_app
+    )

@@ -10,10 +10,13 @@ from typing import Any
 from cfnlint.decode import decode
 
 from taskgate.config import Settings
+from tests.cfn_eval import Evaluator
+from tests.sam_translate import translate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# What may differ between ApiFunction's and StreamFunction's settings: the front.
-FRONT = {"FRONT_STREAMING", "FRONT_TIMEOUT_SECONDS", "PUBLIC_URL", "AWS_LAMBDA_EXEC_WRAPPER"}
+# What may differ between ApiFunction's and StreamFunction's settings: the front, and which
+# of the stack's two resources the function serves (OAUTH_RESOURCE; the HTTP API's by default).
+FRONT = {"FRONT_STREAMING", "FRONT_TIMEOUT_SECONDS", "OAUTH_RESOURCE", "AWS_LAMBDA_EXEC_WRAPPER"}
 
 
 def _resources() -> dict[str, Any]:
@@ -77,25 +80,82 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
     assert statements[0] == statements[1]
     # Sign-in as on the HTTP API: the REST API checks SigV4 on every route under IAM alone and
     # on /iam/mcp beside tokens; the app checks tokens, naming this endpoint's /mcp as their
-    # resource (PUBLIC_URL + /mcp), and serves this endpoint's Host.
+    # resource (OAUTH_RESOURCE, under STREAM_PUBLIC_URL), and serves this endpoint's Host.
     method = resources["StreamProxyMethod"]["Properties"]
     assert method["AuthorizationType"] == {"Fn::If": ["IamOnly", "AWS_IAM", "NONE"]}
     assert resources["StreamIamMcpMethod"]["Properties"]["AuthorizationType"] == "AWS_IAM"
     assert resources["StreamIamMcpResource"]["Properties"]["PathPart"] == "mcp"
-    assert stream["PUBLIC_URL"]["Fn::Sub"].endswith(".execute-api.${AWS::Region}.${AWS::URLSuffix}/stream")
+    assert stream["OAUTH_RESOURCE"]["Fn::Sub"].endswith(
+        ".execute-api.${AWS::Region}.${AWS::URLSuffix}/stream/mcp"
+    )
     assert resources["StreamApiStage"]["Properties"]["StageName"] == "stream"
 
 
-def test_the_stacks_own_sign_in_is_refused_beside_the_streaming_endpoint() -> None:
-    # USER's tokens are for the HTTP API's /mcp only: a deploy asking for both fails early.
+def _evaluator(parameters: dict[str, str]) -> tuple[dict[str, Any], Evaluator]:
+    translated = translate(parameters)
+
+    def resource(name: str, attribute: str | None) -> str:
+        # An id for each resource, and a URL where the template needs one (the pool's issuer).
+        return f"https://cognito-idp.us-east-1.amazonaws.com/{name}" if attribute == "ProviderURL" else name
+
+    return translated, Evaluator(translated, parameters, resource=resource)
+
+
+def _deployed_settings(parameters: dict[str, str]) -> dict[str, Settings]:
+    """Each function's Settings as a deploy with these Parameters would give them."""
+    translated, evaluator = _evaluator(parameters)
+    out = {}
+    for name in ("ApiFunction", "StreamFunction"):
+        if name in translated["Resources"]:
+            env = evaluator.value(translated["Resources"][name]["Properties"]["Environment"]["Variables"])
+            out[name] = Settings.from_env({k: str(v) for k, v in env.items()})
+    return out
+
+
+def test_signed_in_people_reach_the_streaming_endpoint_with_its_own_tokens() -> None:
+    # Nothing refuses USER beside StreamingApi any more (issue 18 had a Rule for it).
     template, _ = decode(str(ROOT / "template.yaml"))
     assert template is not None
-    rule = template["Rules"]["StreamingApiWithoutUser"]
-    assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "StreamingApi"}, "true"]}
-    refused = rule["Assertions"][0]["Assert"]["Fn::Not"][0]["Fn::Contains"][0]
-    assert all("USER" in mode for mode in refused)
-    allowed = template["Parameters"]["AuthMode"]["AllowedValues"]
-    assert {mode for mode in allowed if "USER" in mode} == set(refused)
+    assert not any("Stream" in name for name in template.get("Rules", {}))
+    for public in ("", "https://mcp.example.com"):
+        settings = _deployed_settings({"StreamingApi": "true", "PublicUrl": public})
+        api, stream = settings["ApiFunction"], settings["StreamFunction"]
+        assert api.auth_mode == stream.auth_mode == {"USER", "CLIENT", "IAM"}
+        home = public or "https://McpApi.execute-api.us-east-1.amazonaws.com"
+        streaming = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
+        # The authorization server (on the HTTP API) issues tokens for either endpoint's /mcp …
+        assert api.sign_in_resources == (f"{home}/mcp", f"{streaming}/mcp")
+        assert not api.is_streaming_endpoint and api.resource_url == f"{home}/mcp"
+        # … and the streaming endpoint takes its own, naming the same issuer.
+        assert stream.is_streaming_endpoint and stream.resource_url == f"{streaming}/mcp"
+        assert stream.issuer_url == api.issuer_url == home
+    # Without StreamingApi the HTTP API's /mcp is the only resource, as before.
+    alone = _deployed_settings({})["ApiFunction"]
+    assert alone.sign_in_resources == ("https://McpApi.execute-api.us-east-1.amazonaws.com/mcp",)
+
+
+def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_stage() -> None:
+    # The REST API routes only its stage (/stream/…): metadata at the host's root would be
+    # unreachable. The output names what StreamFunction's app serves and its 401 points at.
+    from taskgate.auth.build import SignInPorts, build_sign_in
+    from taskgate.auth.signing import ephemeral_source
+
+    parameters = {"StreamingApi": "true"}
+    translated, evaluator = _evaluator(parameters)
+    stream = _deployed_settings(parameters)["StreamFunction"]
+
+    def no_store() -> Any:
+        raise AssertionError("nothing is stored to describe the resource")
+
+    sign_in = build_sign_in(stream, SignInPorts(store=no_store, signing_keys=ephemeral_source()))
+    assert sign_in is not None and sign_in.resource is not None
+    output = evaluator.value(translated["Outputs"]["StreamingProtectedResourceMetadataUrl"]["Value"])
+    stage = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
+    assert output == sign_in.resource.metadata_url == f"{stage}/.well-known/oauth-protected-resource/mcp"
+    assert sign_in.resource.challenge().endswith(f'resource_metadata="{output}"')
+    # The app sees paths below the stage: its metadata route and the /mcp it protects.
+    assert sign_in.resource.metadata_path == "/.well-known/oauth-protected-resource/mcp"
+    assert sign_in.resource.path == "/mcp"
 
 
 def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> None:

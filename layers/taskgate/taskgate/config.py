@@ -142,6 +142,11 @@ class Settings(BaseModel):
     # with AuthMode USER it is also this stack's OAuth issuer, whose endpoints and callback are
     # <public_url>/oauth/…: never built from a request's Host header.
     public_url: str = ""
+    # StreamingApi: where the stack's second, streaming endpoint is (the REST API's stage URL,
+    # e.g. https://<id>.execute-api.<region>.amazonaws.com/stream), without a trailing slash.
+    # Its /mcp is a second resource the stack's authorization server issues tokens for
+    # (sign_in_resources); the function serving it names that /mcp as its OAUTH_RESOURCE.
+    stream_public_url: str = ""
 
     # Sign-in (template Parameter AuthMode, taskgate/auth): the set of callers /mcp accepts.
     # USER: people, signed in through this stack's own authorization server, which delegates
@@ -233,7 +238,7 @@ class Settings(BaseModel):
             raise ValueError("must be NONE or a comma-separated set of USER, CLIENT and IAM")
         return frozenset(names)
 
-    @field_validator("public_url")
+    @field_validator("public_url", "stream_public_url")
     @classmethod
     def _public_url_is_an_origin(cls, value: str) -> str:
         # As issue 20 defines it (template Parameter PublicUrl): an origin, or an origin and
@@ -247,10 +252,10 @@ class Settings(BaseModel):
 
     @property
     def served_hosts(self) -> tuple[str, ...]:
-        """The Host names served: ALLOWED_HOSTS, and the public URL's."""
-        if not self.public_url:
-            return self.allowed_hosts
-        return (*self.allowed_hosts, urlsplit(self.public_url).netloc)
+        """The Host names served: ALLOWED_HOSTS, the public URL's and this server's own
+        resource's (the streaming endpoint's host, on the function that serves it)."""
+        own = (urlsplit(url).netloc for url in (self.public_url, self.resource_url) if url)
+        return tuple(dict.fromkeys((*self.allowed_hosts, *own)))
 
     @field_validator("allowed_hosts", "allowed_origins")
     @classmethod
@@ -294,6 +299,9 @@ class Settings(BaseModel):
             missing.append("PUBLIC_URL (or OAUTH_RESOURCE)")
         if "USER" in tokens and not self.oauth_upstream_client_id:
             missing.append("OAUTH_UPSTREAM_CLIENT_ID")
+        if "USER" in tokens and self.is_streaming_endpoint and not self.public_url:
+            # Its people's tokens come from the stack's issuer, which is the public URL's.
+            missing.append("PUBLIC_URL (the stack's issuer)")
         if missing:
             raise ValueError(f"AUTH_MODE {','.join(sorted(tokens))} needs {' and '.join(missing)}")
         for name in ("oauth_resource", "oauth_issuer"):
@@ -315,6 +323,25 @@ class Settings(BaseModel):
         if self.oauth_resource:
             return self.oauth_resource
         return f"{self.public_url}/mcp" if self.public_url else ""
+
+    @property
+    def stream_resource_url(self) -> str:
+        """The streaming endpoint's /mcp (StreamingApi), or empty."""
+        return f"{self.stream_public_url}/mcp" if self.stream_public_url else ""
+
+    @property
+    def is_streaming_endpoint(self) -> bool:
+        """Whether this server is the streaming endpoint (StreamFunction: OAUTH_RESOURCE is its
+        /mcp): it checks tokens for that resource and leaves the authorization server to the
+        stack's issuer, the HTTP API's origin."""
+        return bool(self.stream_resource_url) and self.resource_url == self.stream_resource_url
+
+    @property
+    def sign_in_resources(self) -> tuple[str, ...]:
+        """The resources the stack's authorization server (USER) issues tokens for, the default
+        first: this endpoint's /mcp and, with StreamingApi, the streaming endpoint's. A token
+        names the one its client asked for (RFC 8707) and is good there only."""
+        return tuple(dict.fromkeys(url for url in (self.resource_url, self.stream_resource_url) if url))
 
     @property
     def issuer_url(self) -> str:

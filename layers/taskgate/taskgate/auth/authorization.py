@@ -7,8 +7,10 @@ metadata document), the tokens (jwt.OwnTokens) and the few rules MCP adds:
 
 - PKCE with S256 on every authorization request (Authlib's ``CodeChallenge`` makes it
   optional at the authorization endpoint; ``RequiredS256`` does not);
-- the ``resource`` parameter (RFC 8707): absent or exactly this endpoint, at the
-  authorization request and at the token endpoint; it becomes the token's audience;
+- the ``resource`` parameter (RFC 8707): absent (the HTTP API's /mcp) or exactly one of the
+  stack's endpoints (that /mcp, and the streaming endpoint's with StreamingApi) at the
+  authorization request, and nothing else at the token endpoint; the grant is for that one
+  resource, and every token it gives (codes, refreshes) has it alone as its audience;
 - codes single-use (a conditional write) and a minute long; a replayed code revokes the
   refresh tokens it gave; refresh tokens rotated on every use, a reused one revokes its family;
 - registration bounded: body size, number of redirect URIs, and a rate (routes.py).
@@ -63,7 +65,7 @@ MAX_CLIENT_ID_LENGTH = 2000
 
 
 class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
-    """RFC 8707 §2: the ``resource`` is not this server's."""
+    """RFC 8707 §2: the ``resource`` is not one this server issues tokens for."""
 
     error = "invalid_target"
 
@@ -224,33 +226,70 @@ class RequiredS256(CodeChallenge):  # type: ignore[misc]
 
 
 class ResourceIndicator:
-    """RFC 8707: the resource a client asks for is this endpoint, or nothing (meaning it)."""
+    """RFC 8707: the resource a client asks for is one of the stack's MCP endpoints, or
+    nothing (meaning the first). One per grant: a token is good at one endpoint only, so a
+    token leaked from one is no key to the other."""
 
-    def __init__(self, resource: str) -> None:
-        self.resource = resource
+    def __init__(self, resources: Sequence[str]) -> None:
+        self.resources = tuple(resources)
 
     def __call__(self, grant: Any) -> None:
         grant.register_hook("after_validate_authorization_request_payload", self.at_authorization)
         grant.register_hook("after_validate_token_request", self.at_token)
 
-    def requested(self, request: Request) -> str:
+    def requested(self, request: Request) -> str | None:
         values = request.payload.datalist.get("resource", [])
         if len(values) > 1:
-            raise InvalidTargetError("one resource only: this MCP endpoint")
-        if values and values[0] != self.resource:
-            raise InvalidTargetError(f"this server issues tokens for {self.resource} only")
-        return self.resource
+            raise InvalidTargetError("one resource only: the MCP endpoint the token is for")
+        if values and values[0] not in self.resources:
+            raise InvalidTargetError(f"this server issues tokens for {' and '.join(self.resources)} only")
+        return values[0] if values else None
 
     def at_authorization(self, grant: Any, redirect_uri: str) -> None:
-        grant.request.resource = self.requested(grant.request)
+        grant.request.resource = self.requested(grant.request) or self.resources[0]
 
     def at_token(self, grant: Any, result: Any) -> None:
-        self.requested(grant.request)
+        # RFC 8707 §2.2: the resource at the token endpoint must be one the grant is for.
+        asked, granted = self.requested(grant.request), grant.request.authorization_code.record.resource
+        if asked is not None and asked != granted:
+            raise InvalidTargetError(f"this code is for {granted}")
 
 
-class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
+class BoundTokens:
+    """A grant whose tokens name its one resource as their audience (RFC 8707): Authlib's
+    token generator is told the client, the person and the scope, not the resource."""
+
+    server: Server
+    request: Request
+
+    def audience(self) -> str:
+        raise NotImplementedError
+
+    def generate_token(
+        self,
+        user: Identity | None = None,
+        scope: str | None = None,
+        grant_type: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        assert user is not None
+        return self.server.issue(
+            client=self.request.client,
+            user=user,
+            scope=scope,
+            audience=self.audience(),
+            include_refresh_token=include_refresh_token,
+        )
+
+
+class CodeGrant(BoundTokens, grants.AuthorizationCodeGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = list(AUTH_METHODS)
     server: Server
+
+    def audience(self) -> str:
+        record: CodeRecord = self.request.authorization_code.record
+        return record.resource
 
     def save_authorization_code(self, code: str, request: Request) -> None:
         user: Identity = request.user
@@ -289,10 +328,14 @@ class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
         return _identity(record.identity_issuer, record.subject)
 
 
-class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
+class RefreshGrant(BoundTokens, grants.RefreshTokenGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = list(AUTH_METHODS)
     INCLUDE_NEW_REFRESH_TOKEN = True
     server: Server
+
+    def audience(self) -> str:
+        credential: RefreshCredential = self.request.refresh_token
+        return credential.grant.resource
 
     def authenticate_refresh_token(self, refresh_token: str) -> RefreshCredential | None:
         family, _, secret = refresh_token.partition(".")
@@ -406,12 +449,11 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.access_token_seconds = access_token_seconds
         self.refresh_token_seconds = refresh_token_days * 86_400
         self._clock = clock
-        resource = ResourceIndicator(endpoints.resource)
+        resource = ResourceIndicator(endpoints.resources)
         self.register_grant(CodeGrant, [RequiredS256(required=True), resource])
         self.register_grant(RefreshGrant)
         self.register_endpoint(Registration())
         self.register_extension(Issuer(endpoints.issuer))
-        self.register_token_generator("default", self._generate)
 
     def now(self) -> int:
         return int(self._clock())
@@ -433,16 +475,10 @@ class Server(AuthorizationServer):  # type: ignore[misc]
             record = found
         return Client(record, self.endpoints.scopes)
 
-    def _generate(
-        self,
-        grant_type: str,
-        client: Client,
-        user: Identity | None = None,
-        scope: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
+    def issue(
+        self, *, client: Client, user: Identity, scope: str | None, audience: str, include_refresh_token: bool
     ) -> dict[str, Any]:
-        assert user is not None
+        """The token response of a grant (BoundTokens): an access token for ``audience``."""
         scopes = (scope or "").split()
         access, _ = self.tokens.mint(
             subject=user.subject,
@@ -450,6 +486,7 @@ class Server(AuthorizationServer):  # type: ignore[misc]
             client_id=client.get_client_id(),
             scope=scopes,
             ttl_seconds=self.access_token_seconds,
+            audience=audience,
         )
         token: dict[str, Any] = {
             "access_token": access,

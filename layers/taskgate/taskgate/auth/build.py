@@ -55,7 +55,7 @@ class _Parts:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.endpoints = Endpoints(issuer=s.issuer_url, resource=s.resource_url, scopes=s.oauth_scopes)
+        self.endpoints = Endpoints(issuer=s.issuer_url, resources=s.sign_in_resources, scopes=s.oauth_scopes)
 
     @functools.cached_property
     def issuer_metadata(self) -> Throttled[dict[str, Any]]:
@@ -92,7 +92,7 @@ class _Parts:
 
         return OwnTokens(
             issuer=self.endpoints.issuer,
-            resource=self.endpoints.resource,
+            resource=self.settings.resource_url,  # the one this server accepts
             keys=self.signing_keys,
             clock=self.ports.clock,
         )
@@ -183,17 +183,23 @@ def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
     if not tokens:
         return SignIn(resource=None, iam=True)  # IAM alone: /mcp is AWS_IAM at API Gateway
     parts = _Parts(settings, ports)
+    streaming = settings.is_streaming_endpoint
     resource = ProtectedResource(
         resource=settings.resource_url,
-        # With USER, clients sign in here; with CLIENT alone, at the issuer (as before this stack
-        # had an authorization server of its own).
+        # With USER, clients sign in at the stack's issuer (the HTTP API's origin, from the
+        # streaming endpoint too); with CLIENT alone, at the upstream issuer (as before this
+        # stack had an authorization server of its own).
         authorization_servers=[parts.endpoints.issuer if "USER" in tokens else settings.oauth_issuer],
         scopes_supported=list(settings.oauth_scopes),
         required_scopes=list(settings.oauth_scopes),
+        # The streaming endpoint is a REST API stage: the app's root is the stage's URL.
+        base_url=settings.stream_public_url if streaming else "",
     )
     return SignIn(
         resource=resource,
         verifier=parts.verifier,
-        routes=parts.routes if "USER" in tokens else (lambda inline: []),
+        # The authorization server lives at its issuer only: on the streaming endpoint's origin
+        # its metadata would name an issuer that is not where it was found (RFC 8414 §3.3).
+        routes=parts.routes if "USER" in tokens and not streaming else (lambda inline: []),
         iam="IAM" in modes,
     )

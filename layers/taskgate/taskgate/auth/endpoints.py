@@ -12,9 +12,21 @@ WELL_KNOWN_AS = "/.well-known/oauth-authorization-server"
 
 @dataclass(frozen=True)
 class Endpoints:
+    """``resources``: what tokens are issued for (RFC 8707), the default (a client that names
+    none) first: the HTTP API's /mcp and, with StreamingApi, the streaming endpoint's."""
+
     issuer: str
-    resource: str
+    resources: tuple[str, ...]
     scopes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.resources:
+            raise ValueError("an authorization server issues tokens for at least one resource")
+
+    @property
+    def resource(self) -> str:
+        """The default resource: a client that names none gets a token for it."""
+        return self.resources[0]
 
     @property
     def authorize(self) -> str:

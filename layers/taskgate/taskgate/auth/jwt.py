@@ -5,8 +5,9 @@ Only access tokens issued for this endpoint, from one of two issuers:
 - ``OwnTokens`` (AuthMode USER): the tokens this stack's authorization server issues to the
   people who sign in through it. HS256 with the stack's key (signing.py), ``typ: at+jwt``
   (RFC 9068), ``iss`` the stack's issuer, ``aud`` exactly this endpoint's resource URL (RFC
-  8707: a token a client obtained for another resource is refused), ``idp`` the upstream
-  issuer that signed the person in.
+  8707: a token a client obtained for another resource is refused, the stack's other
+  endpoint included: the HTTP API's /mcp and the streaming endpoint's each take their own),
+  ``idp`` the upstream issuer that signed the person in.
 - ``IssuerTokens`` (AuthMode CLIENT): access tokens the upstream issuer minted itself, such
   as a Cognito client-credentials token for an agent. Its keys (jwks.py), an asymmetric
   algorithm, and an audience check that keeps audiences and client ids apart: a token with
@@ -137,7 +138,9 @@ def _subject(claims: Mapping[str, Any]) -> str:
 
 
 class OwnTokens:
-    """The access tokens this stack's authorization server issues (AuthMode USER)."""
+    """The access tokens this stack's authorization server issues (AuthMode USER). ``resource``
+    is the one this server accepts; the authorization server mints them for any of the
+    stack's (``audience``)."""
 
     def __init__(
         self,
@@ -155,9 +158,17 @@ class OwnTokens:
         self._clock = clock
 
     def mint(
-        self, *, subject: str, identity_issuer: str, client_id: str, scope: Iterable[str], ttl_seconds: int
+        self,
+        *,
+        subject: str,
+        identity_issuer: str,
+        client_id: str,
+        scope: Iterable[str],
+        ttl_seconds: int,
+        audience: str | None = None,
     ) -> tuple[str, int]:
-        """A signed access token for this resource, and when it expires."""
+        """A signed access token for ``audience`` (this resource when not given), and when it
+        expires."""
         from joserfc import jwt
 
         kid, key = self._keys.current()
@@ -165,7 +176,7 @@ class OwnTokens:
         claims = {
             "iss": self.issuer,
             "sub": subject,
-            "aud": self.resource,
+            "aud": audience or self.resource,
             "client_id": client_id,
             "scope": " ".join(scope),
             "idp": identity_issuer,

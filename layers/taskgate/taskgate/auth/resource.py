@@ -52,13 +52,20 @@ def _quoted(value: str) -> str:
 class ProtectedResource:
     """``resource`` is the canonical URL clients connect to (``https://…/mcp``). It is
     configured, never taken from the request's Host header: it is also the audience a token
-    must carry, and a Host-derived audience would accept tokens minted for other servers."""
+    must carry, and a Host-derived audience would accept tokens minted for other servers.
+
+    ``base_url`` is where the app's own root is reached, when that is not the resource's
+    origin: the streaming endpoint is a REST API stage (``https://…/stream``), whose front
+    hands the app ``/mcp`` for ``…/stream/mcp`` and routes nothing outside the stage. Its
+    metadata is then served under the stage (``…/stream/.well-known/oauth-protected-resource/mcp``),
+    where the 401 points: the RFC 9728 §3.1 location at the host's root is not this API's."""
 
     resource: str
     authorization_servers: list[str]
     scopes_supported: list[str] = field(default_factory=list)
     required_scopes: list[str] = field(default_factory=list)
     resource_name: str = "taskgate"
+    base_url: str = ""
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
@@ -66,6 +73,8 @@ class ProtectedResource:
             raise ValueError("the resource must be an absolute URL without query or fragment (RFC 8707)")
         if not self.authorization_servers:
             raise ValueError("MCP requires at least one authorization server in the metadata")
+        if not self.resource.startswith(self.base + "/"):
+            raise ValueError("the resource must be under its base URL")
 
     @property
     def origin(self) -> str:
@@ -73,17 +82,23 @@ class ProtectedResource:
         return f"{parts.scheme}://{parts.netloc}"
 
     @property
+    def base(self) -> str:
+        """Where the app's ``/`` is reached: ``base_url``, or the resource's origin."""
+        return self.base_url.rstrip("/") or self.origin
+
+    @property
     def path(self) -> str:
-        return urlsplit(self.resource).path.rstrip("/") or "/"
+        """The resource's path as the app sees it (below its base)."""
+        return self.resource.removeprefix(self.base).rstrip("/") or "/"
 
     @property
     def metadata_path(self) -> str:
         """RFC 9728 §3.1: the well-known segment inserted before the resource's path."""
-        return WELL_KNOWN_PRM + urlsplit(self.resource).path.rstrip("/")
+        return WELL_KNOWN_PRM + self.path.rstrip("/")
 
     @property
     def metadata_url(self) -> str:
-        return self.origin + self.metadata_path
+        return self.base + self.metadata_path
 
     def metadata(self) -> dict[str, Any]:
         return {
@@ -157,6 +172,9 @@ def _with_claims(scope: Scope, claims: dict[str, Any]) -> dict[str, Any]:
 
 
 IAM_PATH = "/iam/mcp"
+# The route create_app serves MCP on: always behind a token, whatever path the resource's URL
+# has (a front may strip a stage or a base path before the app sees the request).
+MCP_PATH = "/mcp"
 
 
 def _iam_caller(scope: Scope) -> bool:
@@ -226,6 +244,7 @@ class BearerAuthMiddleware:
         self._verifier: Lazy[Verifier] | None = Lazy(verifier) if verifier is not None else None
         self._iam = iam
         self._inline = inline
+        self._protected = {MCP_PATH, resource.path} if resource is not None else set()
 
     def _check(self, token: str) -> AccessToken:
         assert self._verifier is not None and self._resource is not None
@@ -245,7 +264,7 @@ class BearerAuthMiddleware:
                 body = _rpc_error_body("Forbidden: /iam/mcp takes SigV4-signed requests through API Gateway")
                 await Response(body, 403, media_type="application/json")(scope, receive, send)
             return
-        if self._resource is None or path != self._resource.path:
+        if self._resource is None or path not in self._protected:
             await self._app(scope, receive, send)
             return
         authorization = [v for k, v in scope.get("headers", []) if k == b"authorization"]

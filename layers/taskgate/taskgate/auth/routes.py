@@ -292,7 +292,8 @@ class SignInRoutes:
                 client_id=client.get_client_id(),
                 redirect_uri=redirect_uri,
                 scopes=client.get_allowed_scope(query.get("scope")).split(),
-                resource=self.endpoints.resource,
+                # The endpoint this client asked for (checked at /oauth/authorize: one of ours).
+                resource=query.get("resource") or self.endpoints.resource,
                 signed_in_as=identity.name,
             ),
             headers=pages.headers(redirect_uri),

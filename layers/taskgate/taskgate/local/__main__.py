@@ -7,6 +7,7 @@ Set ``TASKGATE_BACKEND=aws`` to skip moto and use whatever AWS the environment
 points at (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``, ``TASK_TABLE``, ``STATE_MACHINE_ARN``).
 ``TASKGATE_SIGN_IN=dev`` (``make serve-signin``) adds the whole sign-in against a
 development identity provider on ``IDP_PORT`` (the next port by default): sign_in.py.
+``STREAM_PORT`` adds the streaming endpoint (StreamingApi) on that port: streaming.py.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .. import wiring
-from . import aws_calls
+from . import aws_calls, streaming
 from . import sign_in as dev_sign_in
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import EmbeddedAws
@@ -38,10 +39,17 @@ def _sweep_forever(interval: float) -> None:
             logging.getLogger(__name__).exception("sweep failed")
 
 
+def _serve_beside(app: ASGIApp, host: str, port: int, name: str) -> None:
+    """Serve ``app`` on ``port`` from a daemon thread (uvicorn leaves signals to the main
+    thread's server), so it ends with the local server."""
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name=name).start()
+
+
 def app() -> ASGIApp:
     """What the local server serves: the embedded AWS started in this process, the sweeper
-    running, dev tokens or the development sign-in applied. ``make dev``'s reloader calls it
-    in each fresh process."""
+    running, dev tokens or the development sign-in applied, the streaming endpoint beside it
+    when asked for. ``make dev``'s reloader calls it in each fresh process."""
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"))
     aws_calls.install_from_env()  # the IAM check's recording, when a test run asks for it
     host = os.environ.get("HOST", "127.0.0.1")
@@ -53,6 +61,7 @@ def app() -> ASGIApp:
     if os.environ.get("TASKGATE_SIGN_IN") == "dev":
         idp_port = int(os.environ.get("IDP_PORT", str(port + 1)))
         provider = dev_sign_in.prepare(os.environ, host, port, idp_port)
+    stream_url = streaming.prepare(os.environ, shown)
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
         EmbeddedAws().start()
     root = dev_sign_in.with_test_documents(wiring.root())
@@ -62,18 +71,21 @@ def app() -> ASGIApp:
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
     # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
     served = root.app()
+    stream = streaming.stream_root(os.environ, root).app() if stream_url else None
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
     if tokens and settings.auth_mode & {"USER", "CLIENT"}:
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
     if tokens:
         served = DevAuthMiddleware(served, parse_tokens(tokens))
+        stream = DevAuthMiddleware(stream, parse_tokens(tokens)) if stream is not None else None
     if provider is not None:
-        # The identity provider on its own origin, as Cognito's domain is; in a daemon thread
-        # (uvicorn leaves signals to the main thread's server), so it ends with the server.
+        # The identity provider on its own origin, as Cognito's domain is.
         idp_port = int(provider.base_url.rsplit(":", 1)[1])
-        idp = uvicorn.Server(uvicorn.Config(provider.app(), host=host, port=idp_port, log_level="warning"))
-        threading.Thread(target=lambda: asyncio.run(idp.serve()), daemon=True, name="dev-idp").start()
+        _serve_beside(provider.app(), host, idp_port, "dev-idp")
         print(dev_sign_in.banner(provider, settings.public_url), flush=True)
+    if stream is not None:
+        _serve_beside(stream, host, int(os.environ[streaming.STREAM_PORT]), "stream")
+        print(f"streaming endpoint (StreamingApi): {stream_url}/mcp", flush=True)
     return served
 
 
