@@ -15,10 +15,9 @@ Lambda's 6 MB) in front of one `make serve` server:
 
 Every client runs at once (the 45 s waits overlap). The matrix is printed to the CI log
 whatever the outcome. The tests assert the target of issue 18 item 1: never a gateway cut or a
-silent timeout, progress as it happens, a cancel that stops the work. Until the server side of
-issue 18 lands, the cells listed in FAILING_UNTIL_SERVER_SIDE are expected to fail (strict:
-a cell that starts passing fails the run, so the list stays true); flip SERVER_SIDE_LANDED to
-make them plain tests.
+silent timeout, progress as it happens, a cancel that stops the work. The only cells expected
+to fail are a client's own limits (CLIENT_LIMITS, strict: a cell that starts passing fails the
+run, so the list stays true).
 
     make hosts                              # the whole matrix
     HOSTS=mcp-remote,langchain-py make hosts  # some clients (the before/after figures)
@@ -43,31 +42,8 @@ from tests.e2e.local_server import run_setup, running_server
 
 pytestmark = pytest.mark.slow
 
-# ---- The switch: flip to True when the server side of issue 18 (item 1) has landed. ----------
-SERVER_SIDE_LANDED = True
-# The cells that fail on today's server (a 45 s plain call is cut at 30 s; progress arrives all
-# at once with the answer; a cancel leaves the work running), expected to fail until the switch
-# is flipped. Measured on 2026-12-01; see the README, "Hosts and frameworks".
-#
-# pydantic-ai calls tools that allow tasks as 2025-11-25 tasks by default (prefer_tasks=True):
-# its 45 s call works, but the question of a tool that asks is sent only on tasks/result, which
-# its client (fastmcp 3) calls only once the task has ended (it polls tasks/get), so the
-# question is never seen and the task expires; cancelling its call leaves the task running.
-FAILING_UNTIL_SERVER_SIDE: dict[str, set[str]] = {
-    "strands": {"long", "progress", "cancel"},
-    "openai-agents-py": {"long", "cancel"},
-    "openai-agents-js": {"long", "cancel"},
-    "langchain-py": {"long", "progress", "cancel"},
-    "langchain-js": {"long", "progress", "cancel"},
-    "pydantic-ai": {"elicit", "cancel"},
-    "llamaindex": {"long", "cancel"},
-    "mcp-use": {"long", "cancel"},
-    "ai-sdk": {"long", "cancel"},
-    "mcp-remote": {"long", "progress", "cancel"},
-}
-
-# What the server cannot change, however it serves: expected to fail whatever the switch says
-# (strict, so a cell that starts passing fails the run and the list stays true). pydantic-ai
+# What the server cannot change, however it serves: expected to fail (strict, so a cell that
+# starts passing fails the run and the list stays true), each with its reason. pydantic-ai
 # asks for a task (prefer_tasks) and then never calls tasks/result while the task waits for
 # input, which is where 2025-11-25 sends a task's questions; and it aborts a call by
 # abandoning it (no tasks/cancel, no notifications/cancelled) and closing its session, which
@@ -76,7 +52,15 @@ FAILING_UNTIL_SERVER_SIDE: dict[str, set[str]] = {
 # llamaindex gives up on any call at 30 s (BasicMCPClient's timeout) and sends
 # notifications/cancelled, which stops the work: a 45 s tool needs its user to set
 # BasicMCPClient(url, timeout=…) or headers={"Taskgate-Wait-Seconds": "25"} (a task handle at once).
-CLIENT_LIMITS: dict[str, set[str]] = {"pydantic-ai": {"elicit", "cancel"}, "llamaindex": {"long"}}
+CLIENT_LIMITS: dict[str, dict[str, str]] = {
+    "pydantic-ai": {
+        "elicit": "pydantic-ai asks for a task and reads its questions only after the task ends",
+        "cancel": "pydantic-ai abandons a task it created without tasks/cancel; a task outlives its session",
+    },
+    "llamaindex": {
+        "long": "llamaindex's BasicMCPClient gives up on any call at 30 s unless its user sets timeout="
+    },
+}
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOSTS_DIR = ROOT / "tests" / "e2e" / "hosts"
@@ -440,7 +424,7 @@ def _mark(cell: Cell) -> str:
 def _print(outcomes: dict[str, Outcome], wall: float, say: Say) -> None:
     say(
         f"\n[hosts] {len(outcomes)} clients at once through API Gateway fronts (HTTP API: whole responses, "
-        f"cut at 30 s), {LONG_SECONDS:g} s tool; wall {wall:.0f} s; SERVER_SIDE_LANDED={SERVER_SIDE_LANDED}"
+        f"cut at 30 s), {LONG_SECONDS:g} s tool; wall {wall:.0f} s"
     )
     for name, outcome in outcomes.items():
         version = outcome.lines.get("client", outcome.cancel_lines.get("client", {})).get("version", "?")
@@ -470,17 +454,9 @@ def _params(cell: str, applies: Callable[[Host], bool]) -> list[Any]:
     for host in SELECTED:
         if not applies(host):
             continue
-        failing_today = cell in FAILING_UNTIL_SERVER_SIDE.get(host.name, set())
+        limit = CLIENT_LIMITS.get(host.name, {}).get(cell)
         # raises=AssertionError: only the cell's own assertion may fail; a broken setup still errors.
-        marks = []
-        if cell in CLIENT_LIMITS.get(host.name, set()):
-            marks = [pytest.mark.xfail(reason="the client's own limit", strict=True, raises=AssertionError)]
-        elif failing_today and not SERVER_SIDE_LANDED:
-            marks = [
-                pytest.mark.xfail(
-                    reason="issue 18: until the server side lands", strict=True, raises=AssertionError
-                )
-            ]
+        marks = [pytest.mark.xfail(reason=limit, strict=True, raises=AssertionError)] if limit else []
         out.append(pytest.param(host.name, marks=marks, id=host.name))
     return out
 
