@@ -243,20 +243,20 @@ def _assert_the_persons_task(stack: Stack, task_id: str) -> None:
     assert theirs["error"]["code"] == -32602, theirs
 
 
-def _claims(token: str) -> dict[str, Any]:
+def token_claims(token: str) -> dict[str, Any]:
+    """A JWT's payload, unverified (the test reads what the stack put in it)."""
     import base64
 
     payload = token.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
 
 
-# ---- the clients ----------------------------------------------------------------------------
-
-
-def test_the_python_sdk_registers_signs_in_and_runs_a_task(stack: Stack) -> None:
+def python_sdk_signs_in(url: str, log: pathlib.Path) -> dict[str, Any]:
+    """mcp 1.30.0's OAuthClientProvider against ``url``: registration, sign-in at the test's
+    browser, consent, then a task; what it saw (tests/e2e/clients2025/mcp_oauth_client.py)."""
     redirect = f"http://localhost:{free_port()}/callback"
     done = subprocess.run(
-        [str(PYTHON), str(CLIENTS / "mcp_oauth_client.py"), stack.url, "--redirect-uri", redirect],
+        [str(PYTHON), str(CLIENTS / "mcp_oauth_client.py"), url, "--redirect-uri", redirect],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -264,7 +264,15 @@ def test_the_python_sdk_registers_signs_in_and_runs_a_task(stack: Stack) -> None
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    assert "error" not in out, f"{out['error']}\n{out.get('traceback')}\n{stack.log.read_text()[-3000:]}"
+    assert "error" not in out, f"{out['error']}\n{out.get('traceback')}\n{log.read_text()[-3000:]}"
+    return out
+
+
+# ---- the clients ----------------------------------------------------------------------------
+
+
+def test_the_python_sdk_registers_signs_in_and_runs_a_task(stack: Stack) -> None:
+    out = python_sdk_signs_in(stack.url, stack.log)
     steps = []
     for r in out["requests"]:
         steps.append(f"{r['method']} {urlsplit(r['url']).path} {r['status']}")

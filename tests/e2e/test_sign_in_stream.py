@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import httpx
 import pytest
 
 from tests.e2e.local_server import free_port, run_setup, running_server
+from tests.e2e.test_sign_in_hosts import python_sdk_signs_in, token_claims
 from tests.mcp_client import envelope, headers_for
 from tests.sign_in_stack import pkce
 from tests.sign_in_user import Person
@@ -35,9 +35,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "tests" / "e2e" / "clients2025"
-PYTHON = ROOT / ".tools" / "clients2025" / "py" / "bin" / "python"
 SCOPE = "taskgate/tasks"
-TIMEOUT = 120
 
 
 @dataclass
@@ -102,25 +100,8 @@ def _token(stack: Stack, resource: str) -> str:
     return str(httpx.post(f"{stack.origin}/oauth/token", data=form).json()["access_token"])
 
 
-def _claims(token: str) -> dict[str, Any]:
-    import base64
-
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
-
-
 def test_the_python_sdk_signs_in_for_the_streaming_endpoint_and_runs_a_task_there(stack: Stack) -> None:
-    redirect = f"http://localhost:{free_port()}/callback"
-    done = subprocess.run(
-        [str(PYTHON), str(CLIENTS / "mcp_oauth_client.py"), stack.stream, "--redirect-uri", redirect],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    assert "error" not in out, f"{out['error']}\n{out.get('traceback')}\n{stack.log.read_text()[-3000:]}"
+    out = python_sdk_signs_in(stack.stream, stack.log)
     where = {urlsplit(stack.stream).netloc: "stream", urlsplit(stack.url).netloc: "stack"}
     steps = []
     for r in out["requests"]:
@@ -150,7 +131,7 @@ def test_the_python_sdk_signs_in_for_the_streaming_endpoint_and_runs_a_task_ther
 
 def test_a_signed_in_person_gets_a_held_2026_call_with_progress_as_it_runs(stack: Stack) -> None:
     token = _token(stack, stack.stream)
-    assert _claims(token)["aud"] == stack.stream
+    assert token_claims(token)["aud"] == stack.stream
     params = {"name": "slow_compute", "arguments": {"seconds": 12, "label": "held"}}
     body = envelope("tools/call", params, 7, tasks=False)  # no tasks extension: not to be given a task
     body["params"]["_meta"]["progressToken"] = "held"
