@@ -77,7 +77,14 @@ class _BenchHook:
             def send(self, request):
                 target = request.headers.get("X-Amz-Target", b"")
                 target = target.decode() if isinstance(target, bytes) else str(target)
-                data = _bench_canned[target.rpartition(".")[2]].encode()
+                operation = target.rpartition(".")[2]
+                data = _bench_canned[operation]
+                if operation == "StartExecution":
+                    # The API checks that the execution started is the one it named.
+                    import json
+                    body = request.body.decode() if isinstance(request.body, bytes) else str(request.body)
+                    data = data.replace("{{name}}", json.loads(body)["name"])
+                data = data.encode()
                 headers = HTTPHeaders()
                 headers["content-type"] = "application/x-amz-json-1.0"
                 headers["content-length"] = str(len(data))
@@ -105,7 +112,7 @@ _CANNED = {
     "UpdateItem": "{}",
     "StartExecution": json.dumps(
         {
-            "executionArn": "arn:aws:states:us-east-1:123456789012:execution:taskgate-task:x",
+            "executionArn": "arn:aws:states:us-east-1:123456789012:execution:taskgate-task:{name}",
             "startDate": 1.8e9,
         }
     ),
