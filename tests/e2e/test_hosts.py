@@ -130,6 +130,7 @@ class Outcome:
     lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     cancel_lines: dict[str, dict[str, Any]] = field(default_factory=dict)
     long_requests: list[Record] = field(default_factory=list)
+    cancel_requests: list[Record] = field(default_factory=list)  # the cancel phase's, all of them
     killed: list[str] = field(default_factory=list)  # phases that did not end by themselves
     state_at_check: str | None = None  # the run's state CANCEL_CHECK_AFTER s after the abort
     final_state: str | None = None  # the cancelled run's state once every client was done
@@ -261,15 +262,53 @@ class Outcome:
             error = (opened or {}).get("error", "never ran")
             return Cell(False, f"could not abort: {str(error)[:120]}")
         state = self.state_at_check or "unknown"
+        told = self._told(float(line["end"]))
+        if self.final_state is None:
+            # No run ever began: the server heard the cancel before the work started (a loaded
+            # machine can take longer than the 3 s to start it), and the task never ran.
+            # Counted only when the server was told; a call that failed runs nothing either.
+            if told:
+                return Cell(True, f"never started: the server was told first ({told})")
+            return Cell(
+                False, f"never started, and nothing told the server to stop: {self._cancel_trail(line)}"
+            )
         if self.final_state == "completed":
             # A heartbeat can go quiet on a loaded machine; a run that went on to its end
             # was never stopped.
-            return Cell(False, f"ran to its end ({state} {CANCEL_CHECK_AFTER:g}s after the abort)")
+            return Cell(
+                False,
+                f"ran to its end ({state} {CANCEL_CHECK_AFTER:g}s after the abort); {self._cancel_trail(line)}",
+            )
         if self.stopped_after is None:
             return Cell(
-                False, f"{state} {CANCEL_CHECK_AFTER:g}s after, still running at {CANCEL_STOP_SECONDS:g}s"
+                False,
+                f"{state} {CANCEL_CHECK_AFTER:g}s after, still running at {CANCEL_STOP_SECONDS:g}s "
+                f"(finally {self.final_state}); {self._cancel_trail(line)}",
             )
         return Cell(True, f"stopped {self.stopped_after:.1f}s after ({state} at {CANCEL_CHECK_AFTER:g}s)")
+
+    def _told(self, aborted: float) -> str:
+        """What told the server to stop, from the abort on: notifications/cancelled it took,
+        or the session ended (a host's hang-up), as the front saw them."""
+        said = [
+            f"{r.rpc or r.method} {r.status}"
+            for r in self.cancel_requests
+            if r.ended >= aborted - 1
+            and (
+                (r.rpc == "notifications/cancelled" and r.status == 202)
+                or (r.method == "DELETE" and r.status == 200)
+            )
+        ]
+        return ", ".join(said)
+
+    def _cancel_trail(self, line: dict[str, Any]) -> str:
+        """The cancel phase's requests, timed from the abort: what a failing cell is read with."""
+        aborted = float(line["end"])
+        return "requests: " + ", ".join(
+            f"{r.rpc or r.method} {r.status} at {r.started - aborted:+.1f}s..{r.ended - aborted:+.1f}s"
+            for r in self.cancel_requests
+            if r.rpc not in ("initialize", "notifications/initialized", "tools/list")
+        )
 
 
 def _read_lines(path: pathlib.Path) -> dict[str, dict[str, Any]]:
@@ -377,7 +416,13 @@ def _drive(
                     since = now_wall - aborted[host.name]
                     state = _run_state(runs, f"{host.name}-cancel")
                     if outcome.state_at_check is None and since >= CANCEL_CHECK_AFTER:
-                        outcome.state_at_check = "stopped" if _stopped(state, now_wall) else "running"
+                        outcome.state_at_check = (
+                            "not started"
+                            if state is None
+                            else "stopped"
+                            if _stopped(state, now_wall)
+                            else "running"
+                        )
                     if outcome.stopped_after is None and _stopped(state, now_wall):
                         outcome.stopped_after = since
                     if since >= CANCEL_STOP_SECONDS and outcome.state_at_check is not None:
@@ -397,6 +442,7 @@ def _drive(
         outcome = outcomes[host.name]
         outcome.lines = _read_lines(outputs[(host.name, "main")])
         outcome.cancel_lines = _read_lines(outputs[(host.name, "cancel")])
+        outcome.cancel_requests = list(fronts[2 * i + 1].front.records)
         outcome.stderr_tail = (work / f"{host.name}.main.err").read_text(errors="replace")[-1500:]
         final = _run_state(runs, f"{host.name}-cancel")
         outcome.final_state = final[0] if final is not None else None
