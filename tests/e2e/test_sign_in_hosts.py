@@ -187,11 +187,12 @@ def stack(
         yield Stack(url, f"http://127.0.0.1:{idp_port}", log)
 
 
-def _token_of_the_same_person(stack: Stack) -> str:
-    """An independent sign-in of the development user, as another client of theirs would."""
+def person_signs_in(origin: str, resource: str) -> str:
+    """An access token for ``resource``: the development user signs in through a client of
+    their own (registered, PKCE), as another client of theirs would."""
     redirect = "http://127.0.0.1:8976/cb"
     registered = httpx.post(
-        f"{stack.origin}/oauth/register",
+        f"{origin}/oauth/register",
         json={"redirect_uris": [redirect], "token_endpoint_auth_method": "none"},
     ).json()
     verifier, challenge = pkce()
@@ -201,22 +202,20 @@ def _token_of_the_same_person(stack: Stack) -> str:
         "redirect_uri": redirect,
         "code_challenge": challenge,
         "code_challenge_method": "S256",
-        "resource": stack.url,
+        "resource": resource,
         "scope": SCOPE,
         "state": "s",
     }
-    landed = Person().sign_in(
-        str(httpx.URL(f"{stack.origin}/oauth/authorize", params=query)), stop_at=redirect
-    )
-    code = parse_qs(urlsplit(landed).query)["code"][0]
+    landed = Person().sign_in(str(httpx.URL(f"{origin}/oauth/authorize", params=query)), stop_at=redirect)
     form = {
         "grant_type": "authorization_code",
-        "code": code,
+        "code": parse_qs(urlsplit(landed).query)["code"][0],
         "redirect_uri": redirect,
         "client_id": registered["client_id"],
         "code_verifier": verifier,
+        "resource": resource,
     }
-    return str(httpx.post(f"{stack.origin}/oauth/token", data=form).json()["access_token"])
+    return str(httpx.post(f"{origin}/oauth/token", data=form).json()["access_token"])
 
 
 def _agent_token(stack: Stack) -> str:
@@ -237,7 +236,7 @@ def _rpc(stack: Stack, token: str, method: str, params: dict[str, Any]) -> dict[
 
 
 def _assert_the_persons_task(stack: Stack, task_id: str) -> None:
-    mine = _rpc(stack, _token_of_the_same_person(stack), "tasks/get", {"taskId": task_id})
+    mine = _rpc(stack, person_signs_in(stack.origin, stack.url), "tasks/get", {"taskId": task_id})
     assert mine["result"]["status"] == "completed", mine
     theirs = _rpc(stack, _agent_token(stack), "tasks/get", {"taskId": task_id})
     assert theirs["error"]["code"] == -32602, theirs

@@ -20,16 +20,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
 from tests.e2e.local_server import free_port, run_setup, running_server
-from tests.e2e.test_sign_in_hosts import python_sdk_signs_in, token_claims
+from tests.e2e.test_sign_in_hosts import person_signs_in, python_sdk_signs_in, token_claims
 from tests.mcp_client import envelope, headers_for
-from tests.sign_in_stack import pkce
-from tests.sign_in_user import Person
 
 pytestmark = pytest.mark.slow
 
@@ -68,38 +66,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield Stack(url, stream, log)
 
 
-def _token(stack: Stack, resource: str) -> str:
-    """The development user signed in for ``resource`` by a client of their own."""
-    redirect = "http://127.0.0.1:8976/cb"
-    registered = httpx.post(
-        f"{stack.origin}/oauth/register",
-        json={"redirect_uris": [redirect], "token_endpoint_auth_method": "none"},
-    ).json()
-    verifier, challenge = pkce()
-    query = {
-        "response_type": "code",
-        "client_id": registered["client_id"],
-        "redirect_uri": redirect,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "resource": resource,
-        "scope": SCOPE,
-        "state": "s",
-    }
-    landed = Person().sign_in(
-        str(httpx.URL(f"{stack.origin}/oauth/authorize", params=query)), stop_at=redirect
-    )
-    form = {
-        "grant_type": "authorization_code",
-        "code": parse_qs(urlsplit(landed).query)["code"][0],
-        "redirect_uri": redirect,
-        "client_id": registered["client_id"],
-        "code_verifier": verifier,
-        "resource": resource,
-    }
-    return str(httpx.post(f"{stack.origin}/oauth/token", data=form).json()["access_token"])
-
-
 def test_the_python_sdk_signs_in_for_the_streaming_endpoint_and_runs_a_task_there(stack: Stack) -> None:
     out = python_sdk_signs_in(stack.stream, stack.log)
     where = {urlsplit(stack.stream).netloc: "stream", urlsplit(stack.url).netloc: "stack"}
@@ -130,7 +96,7 @@ def test_the_python_sdk_signs_in_for_the_streaming_endpoint_and_runs_a_task_ther
 
 
 def test_a_signed_in_person_gets_a_held_2026_call_with_progress_as_it_runs(stack: Stack) -> None:
-    token = _token(stack, stack.stream)
+    token = person_signs_in(stack.origin, stack.stream)
     assert token_claims(token)["aud"] == stack.stream
     params = {"name": "slow_compute", "arguments": {"seconds": 12, "label": "held"}}
     body = envelope("tools/call", params, 7, tasks=False)  # no tasks extension: not to be given a task
@@ -156,7 +122,7 @@ def test_a_signed_in_person_gets_a_held_2026_call_with_progress_as_it_runs(stack
 
 
 def test_each_endpoint_refuses_the_other_ones_token(stack: Stack) -> None:
-    streaming, home = _token(stack, stack.stream), _token(stack, stack.url)
+    streaming, home = person_signs_in(stack.origin, stack.stream), person_signs_in(stack.origin, stack.url)
     params: dict[str, Any] = {}
     for url, token, good in (
         (stack.stream, streaming, True),
