@@ -24,7 +24,7 @@ from .jobs import JobKind, JobProgress, Jobs
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, cut, row_size
 from .model import LogLine, Progress, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
-from .progress import ProgressReport, bounded_progress, with_line
+from .progress import ProgressReport, bounded_progress, with_line, with_report
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class JobWatch:
             )
         message = cut(f"Waiting for {job.label}: {progress.message}{counted}", MAX_STATUS_MESSAGE_BYTES)
         report = _told(record, message, progress)
-        told = _applied(record, report) if report is not None else record
+        told = with_report(record, report) if report is not None else record
         if report is not None and row_size(told) > MAX_ROW_BYTES:
             # The row is near DynamoDB's 400 KB: the status alone, never a failed read.
             report, told = None, record
@@ -104,14 +104,4 @@ def _told(record: TaskRecord, message: str, progress: JobProgress) -> ProgressRe
         progress_count=record.progress_count + (1 if numbers is not None else 0),
         log_lines=with_line(record.log_lines, line) if line is not None else record.log_lines,
         log_count=record.log_count + (1 if line is not None else 0),
-    )
-
-
-def _applied(record: TaskRecord, report: ProgressReport) -> TaskRecord:
-    return dataclasses.replace(
-        record,
-        progress=report.progress,
-        progress_count=report.progress_count,
-        log_lines=report.log_lines,
-        log_count=report.log_count,
     )

@@ -10,11 +10,12 @@ and the count of lines logged tells a reader how many it missed.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from .limits import MAX_STATUS_MESSAGE_BYTES, cut, json_size
-from .model import LogLine, Progress
+from .model import LogLine, Progress, TaskRecord
 
 # The window of log lines a row keeps.
 MAX_LOG_LINES = 20
@@ -33,6 +34,18 @@ class ProgressReport:
     progress_count: int
     log_lines: tuple[LogLine, ...]
     log_count: int
+
+
+def with_report(row: TaskRecord, report: ProgressReport) -> TaskRecord:
+    """``row`` as it reads once ``report`` is written (to size the write before it is sent)."""
+    return dataclasses.replace(
+        row,
+        status_message=report.message,
+        progress=report.progress,
+        progress_count=report.progress_count,
+        log_lines=report.log_lines,
+        log_count=report.log_count,
+    )
 
 
 def bounded_progress(value: float, total: float | None, message: str | None) -> Progress:

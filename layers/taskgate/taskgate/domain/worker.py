@@ -43,7 +43,7 @@ from .jobs import CallbackSlot, JobKind, JobRequest
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
-from .progress import ProgressReport, bounded_line, bounded_progress, with_line
+from .progress import ProgressReport, bounded_line, bounded_progress, with_line, with_report
 from .results import ResultStore
 
 logger = logging.getLogger(__name__)
@@ -210,22 +210,11 @@ class _StoreControl:
                 self._hang_up(at)
             raise TaskCancelled(self._record.task_id) from exc
         self._pending = None
-        self.row = self._with(self.row, report)
-
-    @staticmethod
-    def _with(row: TaskRecord, report: ProgressReport) -> TaskRecord:
-        return dataclasses.replace(
-            row,
-            status_message=report.message,
-            progress=report.progress,
-            progress_count=report.progress_count,
-            log_lines=report.log_lines,
-            log_count=report.log_count,
-        )
+        self.row = with_report(self.row, report)
 
     def _fitted(self, report: ProgressReport) -> ProgressReport:
         """``report`` with its oldest log lines dropped while the row would not fit."""
-        while report.log_lines and row_size(self._with(self.row, report)) > MAX_ROW_BYTES:
+        while report.log_lines and row_size(with_report(self.row, report)) > MAX_ROW_BYTES:
             report = dataclasses.replace(report, log_lines=report.log_lines[1:])
         return report
 
