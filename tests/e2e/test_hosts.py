@@ -76,6 +76,7 @@ MAIN_TIMEOUT = LONG_SECONDS + 150  # a client that has not answered by then neve
 CANCEL_TIMEOUT = 90.0
 TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
 EXPECTED_TOOLS = frozenset({"greet", "long_work", "confirm_delete"})
+HANDLE_CANCEL = "taskgate_task_cancel"  # the cancel tool a task handle names (hosts/common.py)
 Say = Callable[[str], None]
 
 
@@ -262,7 +263,7 @@ class Outcome:
             error = (opened or {}).get("error", "never ran")
             return Cell(False, f"could not abort: {str(error)[:120]}")
         state = self.state_at_check or "unknown"
-        told = self._told(float(line["end"]))
+        told = self._told(line)
         if self.final_state is None:
             # No run ever began: the server heard the cancel before the work started (a loaded
             # machine can take longer than the 3 s to start it), and the task never ran.
@@ -287,18 +288,24 @@ class Outcome:
             )
         return Cell(True, f"stopped {self.stopped_after:.1f}s after ({state} at {CANCEL_CHECK_AFTER:g}s)")
 
-    def _told(self, aborted: float) -> str:
-        """What told the server to stop, from the abort on: notifications/cancelled it took,
-        or the session ended (a host's hang-up), as the front saw them."""
+    def _told(self, line: dict[str, Any]) -> str:
+        """What told the server to stop, from the abort on, as the front saw it: notifications/
+        cancelled or tasks/cancel it took, the session ended (a host's hang-up), or, for a call
+        answered with a task handle, the handle's cancel tool confirming the cancel."""
+        aborted = float(line["end"])
         said = [
             f"{r.rpc or r.method} {r.status}"
             for r in self.cancel_requests
             if r.ended >= aborted - 1
             and (
                 (r.rpc == "notifications/cancelled" and r.status == 202)
+                or (r.rpc == "tasks/cancel" and r.status == 200)
                 or (r.method == "DELETE" and r.status == 200)
             )
         ]
+        value = str(line.get("value", ""))
+        if value.startswith(f"handed a task handle, then {HANDLE_CANCEL}:") and "is cancelled" in value:
+            said.append(f"{HANDLE_CANCEL}: {value.split(':', 1)[1].strip()[:80]}")
         return ", ".join(said)
 
     def _cancel_trail(self, line: dict[str, Any]) -> str:
@@ -510,8 +517,9 @@ def _params(cell: str, applies: Callable[[Host], bool]) -> list[Any]:
 def _assert_cell(matrix: dict[str, Outcome], host: str, cell: str) -> None:
     outcome = matrix[host]
     found = outcome.cells()[cell]
+    lines = outcome.cancel_lines if cell == "cancel" else outcome.lines
     assert found.ok is not False, (
-        f"{host} {cell}: {found.text}\nlines: {json.dumps(outcome.lines.get(cell), default=str)[:800]}\n"
+        f"{host} {cell}: {found.text}\nlines: {json.dumps(lines.get(cell), default=str)[:800]}\n"
         f"stderr: {outcome.stderr_tail[-600:]}"
     )
 
