@@ -14,6 +14,14 @@ find_python() {
   return 1
 }
 
+# A new user starts `make serve`, and while it installs, `make walkthrough` in another
+# terminal: two bootstraps in one .venv break each other's pip. The second waits for the
+# first here, then finds the stamp and has nothing to do.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>.venv.lock
+  flock 9
+fi
+
 stamp=.venv/.installed
 if [ -f "$stamp" ] && [ "$stamp" -nt requirements-dev.txt ] && [ "$stamp" -nt layers/taskgate/requirements.txt ] \
   && [ "$stamp" -nt pyproject.toml ] && [ "$stamp" -nt requirements-scan.txt ]; then
