@@ -289,9 +289,9 @@ class Outcome:
         return Cell(True, f"stopped {self.stopped_after:.1f}s after ({state} at {CANCEL_CHECK_AFTER:g}s)")
 
     def _told(self, line: dict[str, Any]) -> str:
-        """What told the server to stop, from the abort on, as the front saw it: notifications/
-        cancelled or tasks/cancel it took, the session ended (a host's hang-up), or, for a call
-        answered with a task handle, the handle's cancel tool confirming the cancel."""
+        """What told the server to stop, from the abort on: notifications/cancelled it took or
+        the session ended (a host's hang-up), as the front saw them, or, for a call answered
+        with a task handle, the handle's cancel tool confirming the cancel took effect."""
         aborted = float(line["end"])
         said = [
             f"{r.rpc or r.method} {r.status}"
@@ -299,7 +299,6 @@ class Outcome:
             if r.ended >= aborted - 1
             and (
                 (r.rpc == "notifications/cancelled" and r.status == 202)
-                or (r.rpc == "tasks/cancel" and r.status == 200)
                 or (r.method == "DELETE" and r.status == 200)
             )
         ]
