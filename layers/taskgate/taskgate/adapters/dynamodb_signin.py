@@ -226,19 +226,19 @@ class DynamoDBSignInStore:
     # ---- consents ----------------------------------------------------------------------
 
     @staticmethod
-    def _consent_key(owner: str, client_id: str) -> str:
-        return f"consent#{digest(owner + chr(0) + client_id)}"
+    def _consent_key(owner: str, client_id: str, redirect_host: str) -> str:
+        return f"consent#{digest(chr(0).join((owner, client_id, redirect_host)))}"
 
     @translating
-    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
-        return self._get(self._consent_key(owner, client_id), now) is not None
+    def has_consent(self, owner: str, client_id: str, redirect_host: str, now: int) -> bool:
+        return self._get(self._consent_key(owner, client_id, redirect_host), now) is not None
 
     @translating
-    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+    def add_consent(self, owner: str, client_id: str, redirect_host: str, *, expires_at: int) -> None:
         self._ddb.put_item(
             TableName=self._table,
             Item={
-                "taskId": s(self._consent_key(owner, client_id)),
+                "taskId": s(self._consent_key(owner, client_id, redirect_host)),
                 "kind": s("oauth-consent"),
                 "consentClient": s(client_id[:1000]),
                 "expiresAt": n(expires_at),

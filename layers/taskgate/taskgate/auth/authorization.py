@@ -54,7 +54,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 from .cimd import ClientDocumentError, MetadataDocuments, is_document_url
 from .endpoints import AUTH_METHODS, Endpoints
 from .jwt import OwnTokens
-from .redirects import matches, refusal
+from .redirects import refusal, resolve
 from .state import ClientRecord, CodeRecord, CodeUse, GrantRecord, SignInStore, digest
 from .upstream import Identity
 
@@ -83,7 +83,14 @@ class Client(ClientMixin):  # type: ignore[misc]
 
     def get_default_redirect_uri(self) -> str | None:
         uris = self.record.redirect_uris
-        return uris[0] if len(uris) == 1 else None
+        return uris[0] if len(uris) == 1 and refusal(uris[0]) is None else None
+
+    def resolve_redirect_uri(self, requested: str | None) -> str | None:
+        """Where the person is sent for ``requested`` (redirects.resolve: built from what the
+        client registered, never echoed), or the one registered URI when none is named."""
+        if not requested:
+            return self.get_default_redirect_uri()
+        return resolve(self.record.redirect_uris, requested)
 
     def get_allowed_scope(self, scope: str | None) -> str:
         if not scope:
@@ -91,7 +98,7 @@ class Client(ClientMixin):  # type: ignore[misc]
         return " ".join(s for s in scope.split() if s in self._scopes)
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return any(matches(registered, redirect_uri) for registered in self.record.redirect_uris)
+        return resolve(self.record.redirect_uris, redirect_uri) is not None
 
     def check_client_secret(self, client_secret: str) -> bool:
         expected = self.record.client_secret_digest
@@ -287,6 +294,19 @@ class CodeGrant(BoundTokens, grants.AuthorizationCodeGrant):  # type: ignore[mis
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = list(AUTH_METHODS)
     server: Server
 
+    @staticmethod
+    def validate_authorization_redirect_uri(request: Request, client: Client) -> str:
+        # Authlib would send the person to the requested string once the client's check
+        # passes; the URI used from here on (the redirect, the code's record) is the one
+        # resolved from the client's registration.
+        requested = request.payload.redirect_uri
+        resolved = client.resolve_redirect_uri(requested)
+        if resolved is None:
+            if requested:
+                raise InvalidRequestError("Redirect URI is not supported by client.")
+            raise InvalidRequestError("Missing 'redirect_uri' in request.", state=request.payload.state)
+        return resolved
+
     def audience(self) -> str:
         record: CodeRecord = self.request.authorization_code.record
         return record.resource
@@ -298,7 +318,7 @@ class CodeGrant(BoundTokens, grants.AuthorizationCodeGrant):  # type: ignore[mis
             CodeRecord(
                 code_digest=digest(code),
                 client_id=request.client.get_client_id(),
-                redirect_uri=data.get("redirect_uri") or request.client.get_default_redirect_uri(),
+                redirect_uri=self.redirect_uri,
                 scope=request.scope or "",
                 resource=getattr(request, "resource", self.server.endpoints.resource),
                 code_challenge=data["code_challenge"],
@@ -388,10 +408,11 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         uris = client_metadata.get("redirect_uris")
         if not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
             raise InvalidRedirectURIError(f"redirect_uris: one to {MAX_REDIRECT_URIS} URIs")
-        for uri in uris:
+        for index, uri in enumerate(uris):
             problem = refusal(uri)
             if problem:
-                raise InvalidRedirectURIError(f"{uri!r}: {problem}")
+                # By position: the URI itself may hold what an error description must not.
+                raise InvalidRedirectURIError(f"redirect_uris[{index}]: {problem}")
         grant_types = client_metadata.get("grant_types") or ["authorization_code"]
         if not set(grant_types) <= {"authorization_code", "refresh_token"}:
             raise InvalidClientMetadataError("grant_types: authorization_code and refresh_token only")

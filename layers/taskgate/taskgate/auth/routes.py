@@ -37,10 +37,11 @@ from starlette.routing import Route
 
 from . import pages
 from .endpoints import WELL_KNOWN_AS, Endpoints
+from .redirects import redirect_host
 from .state import PendingSignIn, SignInStore
 
 if TYPE_CHECKING:
-    from .authorization import Answer, Server
+    from .authorization import Answer, Client, Server
     from .upstream import Upstream
 
 logger = logging.getLogger(__name__)
@@ -261,7 +262,14 @@ class SignInRoutes:
         except UpstreamError as error:
             logger.warning("upstream sign-in failed: %s", error)
             return _problem(502, "The sign-in did not complete", str(error))
-        if self._store.has_consent(identity.owner, pending.client_id, self.now()):
+        client = server.query_client(pending.client_id)
+        redirect_uri = self._redirect_of(client, pending.request_query)
+        if redirect_uri is None or client is None:
+            return _problem(
+                400, "This sign-in request is not valid", "The application is no longer registered."
+            )
+        consent = (identity.owner, pending.client_id, redirect_host(redirect_uri))
+        if self._store.has_consent(*consent, self.now()):
             return _answer(server.approve(pending.request_query, identity))
         csrf = secrets.token_urlsafe(24)
         asked = self._store.advance_sign_in(
@@ -276,13 +284,7 @@ class SignInRoutes:
         )
         if asked is None:
             return _problem(400, "This sign-in has expired", "It took longer than ten minutes.")
-        client = server.query_client(pending.client_id)
-        if client is None:
-            return _problem(
-                400, "This sign-in request is not valid", "The application is no longer registered."
-            )
         query = {k: v[0] for k, v in parse_qs(pending.request_query).items()}
-        redirect_uri = query.get("redirect_uri") or client.get_default_redirect_uri() or ""
         return HTMLResponse(
             pages.consent_page(
                 action=self.endpoints.consent,
@@ -298,6 +300,13 @@ class SignInRoutes:
             ),
             headers=pages.headers(redirect_uri),
         )
+
+    @staticmethod
+    def _redirect_of(client: Client | None, request_query: str) -> str | None:
+        """Where this sign-in sends the person back to, as the client registered it."""
+        if client is None:
+            return None
+        return client.resolve_redirect_uri(dict(parse_qsl(request_query)).get("redirect_uri"))
 
     async def consent(self, request: Request) -> Response:
         origin = request.headers.get("origin")
@@ -331,7 +340,15 @@ class SignInRoutes:
         if form.get("decision") != "approve":
             return _answer(server.deny(pending.request_query))
         identity = Identity(pending.identity_issuer, pending.subject, pending.display_name or pending.subject)
+        redirect_uri = self._redirect_of(server.query_client(pending.client_id), pending.request_query)
+        if redirect_uri is None:
+            return _problem(
+                400, "This sign-in request is not valid", "The application is no longer registered."
+            )
         self._store.add_consent(
-            identity.owner, pending.client_id, expires_at=self.now() + self._limits.consent_days * 86_400
+            identity.owner,
+            pending.client_id,
+            redirect_host(redirect_uri),
+            expires_at=self.now() + self._limits.consent_days * 86_400,
         )
         return _answer(server.approve(pending.request_query, identity))

@@ -823,12 +823,17 @@ class MemorySignInStore:
         with self._lock:
             self.items.pop(f"grant#{family}", None)
 
-    def has_consent(self, owner: str, client_id: str, now: int) -> bool:
-        return self._live(f"consent#{digest(owner + chr(0) + client_id)}", now) is not None
+    def has_consent(self, owner: str, client_id: str, redirect_host: str, now: int) -> bool:
+        return (
+            self._live(f"consent#{digest(chr(0).join((owner, client_id, redirect_host)))}", now) is not None
+        )
 
-    def add_consent(self, owner: str, client_id: str, *, expires_at: int) -> None:
+    def add_consent(self, owner: str, client_id: str, redirect_host: str, *, expires_at: int) -> None:
         with self._lock:
-            self.items[f"consent#{digest(owner + chr(0) + client_id)}"] = (True, expires_at)
+            self.items[f"consent#{digest(chr(0).join((owner, client_id, redirect_host)))}"] = (
+                True,
+                expires_at,
+            )
 
     def cached_document(self, url: str, now: int) -> str | None:
         found: str | None = self._live(f"cimd#{url}", now)
