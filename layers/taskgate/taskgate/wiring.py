@@ -110,8 +110,8 @@ def sign_in_ports(settings: Settings) -> SignInPorts:
     def secret(arn: str) -> SecretsManagerSecret:
         return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn)
 
-    signing = settings.oauth_signing_secret_arn
-    upstream = settings.oauth_upstream_client_secret_arn
+    signing = settings.sign_in.oauth_signing_secret_arn
+    upstream = settings.sign_in.oauth_upstream_client_secret_arn
     return SignInPorts(
         store=store,
         signing_keys=secret(signing).versions if signing else ephemeral_source(),

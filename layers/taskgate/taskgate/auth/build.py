@@ -1,7 +1,7 @@
-"""Builds sign-in (taskgate/auth) from Settings and its ports: what AuthMode asks for, and
-nothing before it is used. At a cold start only the metadata, the routes and the middleware
-exist; the authorization server (Authlib), the token checks (joserfc) and the AWS calls they
-need are made on the first request that needs each."""
+"""Builds sign-in (taskgate/auth) from its settings (config.SignInSettings) and its ports:
+what AuthMode asks for, and nothing before it is used. At a cold start only the metadata, the
+routes and the middleware exist; the authorization server (Authlib), the token checks (joserfc)
+and the AWS calls they need are made on the first request that needs each."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..config import SignInSettings
 from ..lazy import Lazy, once
 from .endpoints import Endpoints
 from .outbound import Transport, urllib_transport
@@ -50,7 +50,7 @@ class _Parts:
     """Sign-in's pieces, each made once when first asked for (``@once``, as the composition
     root's: one way anything is built on first use)."""
 
-    settings: Settings
+    settings: SignInSettings
     ports: SignInPorts
     endpoints: Endpoints = field(init=False)
 
@@ -175,7 +175,7 @@ class _Parts:
         ).routes()
 
 
-def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
+def build_sign_in(settings: SignInSettings, ports: SignInPorts) -> SignIn | None:
     """AuthMode's callers, or None when every caller is anonymous (NONE)."""
     modes = settings.auth_mode
     if not modes:
