@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...domain.errors import TransitionRejected
 from ...domain.model import TaskStatus
 from ...domain.ports import Clock
-from ...jobs.vocabulary import JobKind
+from ...jobs.kinds import KINDS
 from ...protocol.wire.request_state import ephemeral_keys
 from ...root import Ports
 from .blobs import MemoryBlobs
@@ -81,7 +81,7 @@ class Memory:
         if record is None or record.status is not TaskStatus.WORKING or request is None:
             self.workflow.executions[task_id] = "SUCCEEDED"  # StartJob's Choice: Done
             return
-        if request["kind"] == JobKind.CALLBACK:
+        if KINDS[request["kind"]].callback:
             self.tokens += 1
             token = f"callback-token-{self.tokens}"
             try:
