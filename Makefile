@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
+.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
 
 setup:
 	@scripts/bootstrap.sh
@@ -64,8 +64,13 @@ hosts: setup
 serve-signin: setup
 	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
-test: setup lint typecheck
+test: setup lint typecheck docs
 	$(PY) -m pytest -q
+
+# The documentation site, built strictly (a broken link or anchor fails) by Zensical in a venv
+# of its own (.venv/docs): scripts/docs.sh. Output: .venv/docs/site.
+docs:
+	@scripts/docs.sh
 
 # The hermetic tier: in-memory fakes, sockets and subprocesses refused (tests/unit/conftest.py).
 unit: setup
