@@ -105,7 +105,6 @@ class LimitSettings(Group):
     default_ttl_ms: Positive = 3_600_000
     max_ttl_ms: Positive = 86_400_000
     poll_interval_ms: Positive = 1_000
-    # 0: no limit.
     max_active_per_owner: NonNegative = Field(default=100, validation_alias="max_active_tasks_per_owner")
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
@@ -159,9 +158,7 @@ class JobSettings(Group):
     """How long a task's work may run, and how the work it waits on is watched
     (domain/limits.py ``WorkTimes``)."""
 
-    # A task still running this long after it started fails (0: never).
     max_task_runtime_seconds: NonNegative = 86_400
-    # A task no execution is running for this long is failed by the sweeper.
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
     step_yield_margin_ms: NonNegative = 60_000
