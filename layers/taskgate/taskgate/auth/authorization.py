@@ -577,18 +577,8 @@ class Server(AuthorizationServer):  # type: ignore[misc]
 
     def check_authorization(self, query: str) -> Any:
         """The validated grant for a client's authorization request; an OAuth2Error otherwise
-        (with ``redirect_uri`` set only once the client and its redirect URI are known good)."""
+        (answered with a page: routes.py)."""
         return self.get_consent_grant(self.authorization_request(query))
-
-    def error_redirect(self, query: str, error: OAuth2Error) -> Answer:
-        """An error sent to a client whose redirect URI is known good, with ``state`` and, as
-        RFC 9207 asks of error responses too, ``iss``."""
-        from authlib.common.urls import add_params_to_uri
-
-        answer: Answer = self.handle_error_response(self.authorization_request(query), error)
-        if answer.location:
-            answer.location = add_params_to_uri(answer.location, [("iss", self.endpoints.issuer)])
-        return answer
 
     def approve(self, query: str, identity: Identity) -> Answer:
         """The code for an authorization request the person approved (checked again: the

@@ -7,8 +7,11 @@
     POST /oauth/consent                            the person's decision -> the client's redirect URI
     POST /oauth/token                              codes and refresh tokens -> this stack's tokens
 
-A request that names an unknown client or a redirect URI the client did not register is
-answered here with an error page, never redirected (RFC 6749 §4.1.2.1). A person is asked
+Every error before a person has seen this stack's consent page (an unknown client, a redirect
+URI it did not register, no PKCE, a bad scope or resource, a sign-in cancelled at the issuer)
+is answered here with an error page, never redirected: registration is open, so a registered
+redirect URI is no reason to trust it (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2). Only the
+person's own decision on that page (which names where they will be sent) sends them back. A person is asked
 once per client (per ``consent_days``) whether that client may use their tasks: the stack
 signs everyone in upstream with one static client, so the issuer's own consent (if any)
 cannot tell one MCP client from another (the confused-deputy problem of MCP's security best
@@ -219,9 +222,14 @@ class SignInRoutes:
         try:
             grant = server.check_authorization(query)
         except OAuth2Error as error:
-            if error.redirect_uri:  # the client and its redirect URI are good: tell the client
-                return _answer(server.error_redirect(query, error))
-            return _problem(400, "This sign-in request is not valid", str(error.description or error.error))
+            # A page, never a redirect, even to a redirect URI the client registered: anyone
+            # can register one, so redirecting a request no person has seen yet would make
+            # this origin an open redirector (RFC 9700 §4.11.2).
+            return _problem(
+                400,
+                "This sign-in request is not valid",
+                f"{error.error}: {error.description or ''}".rstrip(": "),
+            )
         pending = PendingSignIn(
             pending_id=secrets.token_urlsafe(24),
             request_query=query,
@@ -252,9 +260,14 @@ class SignInRoutes:
             return _problem(
                 400, "This sign-in has expired", "It was used already, or took longer than ten minutes."
             )
-        server = self._server()
         if "error" in params or not params.get("code"):
-            return _answer(server.deny(pending.request_query))  # the person cancelled at the issuer
+            # The person cancelled at the issuer, or someone sends the browser here with an
+            # error and a pending sign-in they started: no person saw this stack's page, so
+            # nothing is redirected to the client (RFC 9700 §4.11.2).
+            return _problem(
+                400, "The sign-in was cancelled", "The sign-in did not complete at the identity provider."
+            )
+        server = self._server()
         try:
             identity = self._upstream().sign_in(
                 code=params["code"], verifier=pending.upstream_verifier, nonce=pending.nonce

@@ -1,0 +1,76 @@
+"""The authorization server against red team round three (issue 33): what a stranger can make
+it do without a person, and what a person is shown. Each test names its finding; each failed
+on the code before its fix.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from taskgate.testing.memory import MemorySignInStore
+from tests.fakes import World
+from tests.sign_in_stack import STACK, Clock, SignInStack, build_stack
+
+APP = "https://app.example/callback"
+
+
+@pytest.fixture
+def store() -> MemorySignInStore:
+    return MemorySignInStore()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def stack(world: World, store: MemorySignInStore, clock: Clock) -> SignInStack:
+    return build_stack(lambda: world.server, store, clock=clock)
+
+
+# ---- M1: the authorization endpoint is no open redirector -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"code_challenge": "", "code_challenge_method": ""},  # no PKCE
+        {"code_challenge_method": "plain"},
+        {"scope": "admin"},  # a scope this server does not have
+        {"resource": "https://evil.example/mcp"},
+        {"response_type": "token"},
+        {"prompt": "none", "scope": "openid admin"},
+    ],
+)
+def test_an_invalid_request_from_a_registered_client_is_a_page_never_a_redirect(
+    stack: SignInStack, bad: dict[str, str]
+) -> None:
+    """M1: anyone can register an https redirect URI; an authorization request no person has
+    seen yet, refused for its PKCE, scope, resource or response type, must not send the
+    browser there (RFC 9700 §4.11.2)."""
+    client_id = stack.register(redirect_uris=[APP])
+    reply = stack.http.get(
+        stack.authorization(client_id, redirect_uri=APP, **bad).url, follow_redirects=False
+    )
+    assert reply.status_code == 400, (bad, reply.headers.get("location"))
+    assert "location" not in reply.headers
+    assert reply.headers["content-type"].startswith("text/html")
+    assert "Nothing was sent to the application" in reply.text
+
+
+def test_an_error_back_from_the_identity_provider_is_a_page_never_a_redirect(stack: SignInStack) -> None:
+    """M1: the callback's error path. A stranger who starts a sign-in for their own client
+    gets its pending id from the 302 to the identity provider; sending a browser to the
+    callback with that id and an ``error`` must not bounce it to their redirect URI."""
+    client_id = stack.register(redirect_uris=[APP])
+    started = stack.http.get(stack.authorization(client_id, redirect_uri=APP).url, follow_redirects=False)
+    assert started.status_code == 302
+    from urllib.parse import parse_qs, urlsplit
+
+    pending = parse_qs(urlsplit(started.headers["location"]).query)["state"][0]
+    reply = stack.http.get(
+        f"{STACK}/oauth/callback", params={"state": pending, "error": "access_denied"}, follow_redirects=False
+    )
+    assert reply.status_code == 400 and "location" not in reply.headers
+    assert "cancelled" in reply.text
