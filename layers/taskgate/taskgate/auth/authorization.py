@@ -33,6 +33,7 @@ from authlib.oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import (
     AuthorizationCodeMixin,
     ClientMixin,
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     JsonPayload,
@@ -487,8 +488,10 @@ class Server(AuthorizationServer):  # type: ignore[misc]
                 return None
             try:
                 record = self.documents.client(client_id)
-            except ClientDocumentError:
-                return None
+            except ClientDocumentError as error:
+                # Said to whoever asked (a page, or the token endpoint's answer): why this URL
+                # describes no client now, rather than as if it named nobody.
+                raise InvalidClientError(description=f"client metadata document: {error}") from error
         else:
             found = self.store.get_client(client_id, self.now())
             if found is None:

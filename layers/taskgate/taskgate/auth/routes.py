@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from . import pages
+from . import callers, pages
 from .endpoints import WELL_KNOWN_AS, Endpoints
 from .redirects import redirect_host
 from .state import PendingSignIn, SignInStore
@@ -86,15 +86,6 @@ async def _small_body(request: Request) -> bytes | None:
     return await bounded_body(request, MAX_FORM_BYTES)
 
 
-def _address(request: Request) -> str:
-    """The caller's address: API Gateway's view of it, or the socket's (local server)."""
-    event = request.scope.get("aws.event") or {}
-    source = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
-    if isinstance(source, str) and source:
-        return source
-    return request.client.host if request.client else "unknown"
-
-
 class SignInRoutes:
     def __init__(
         self,
@@ -122,9 +113,17 @@ class SignInRoutes:
     def _store(self) -> SignInStore:
         return self._make_store()  # made on first use: building the routes makes no AWS client
 
-    async def _run(self, fn: Callable[..., Response], *args: Any, for_client: bool = False) -> Response:
+    async def _run(
+        self, fn: Callable[..., Response], request: Request, *args: Any, for_client: bool = False
+    ) -> Response:
+        address = callers.source_address(request.scope)
+
+        def work() -> Response:
+            with callers.acting_for(address):  # whose count a metadata-document fetch goes to
+                return fn(*args)
+
         try:
-            return fn(*args) if self._inline else await run_in_threadpool(fn, *args)
+            return work() if self._inline else await run_in_threadpool(work)
         except Exception:
             logger.exception("sign-in failed")
             if for_client:  # a client's own call (registration, token): an OAuth error body
@@ -167,7 +166,12 @@ class SignInRoutes:
                 headers={**CORS, "Connection": "close"},
             )
         return await self._run(
-            self._register, body, dict(request.headers), _address(request), for_client=True
+            self._register,
+            request,
+            body,
+            dict(request.headers),
+            callers.source_address(request.scope),
+            for_client=True,
         )
 
     def _register(self, body: bytes, headers: Mapping[str, str], address: str) -> Response:
@@ -203,7 +207,7 @@ class SignInRoutes:
             pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
         except UnicodeDecodeError:
             return JSONResponse({"error": "invalid_request"}, 400, headers=CORS)
-        return await self._run(self._token, pairs, dict(request.headers), for_client=True)
+        return await self._run(self._token, request, pairs, dict(request.headers), for_client=True)
 
     def _token(self, pairs: list[tuple[str, str]], headers: Mapping[str, str]) -> Response:
         return _answer(self._server().token("POST", pairs, headers), cors=True)
@@ -211,7 +215,7 @@ class SignInRoutes:
     # ---- authorize, callback, consent: the person's browser --------------------------------
 
     async def authorize(self, request: Request) -> Response:
-        return await self._run(self._authorize, request.url.query)
+        return await self._run(self._authorize, request, request.url.query)
 
     def _authorize(self, query: str) -> Response:
         from authlib.oauth2.rfc6749 import OAuth2Error
@@ -248,7 +252,7 @@ class SignInRoutes:
         return Response(status_code=302, headers={"Location": url, "Cache-Control": "no-store"})
 
     async def callback(self, request: Request) -> Response:
-        return await self._run(self._callback, dict(request.query_params))
+        return await self._run(self._callback, request, dict(request.query_params))
 
     def _callback(self, params: dict[str, str]) -> Response:
         from .upstream import UpstreamError
@@ -333,7 +337,7 @@ class SignInRoutes:
         if body is None:
             return _problem(413, "This request is too large", "")
         form = dict(parse_qsl(body.decode("utf-8", "replace")))
-        return await self._run(self._consent, form)
+        return await self._run(self._consent, request, form)
 
     def _consent(self, form: dict[str, str]) -> Response:
         from .upstream import Identity
