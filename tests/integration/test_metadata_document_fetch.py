@@ -93,3 +93,43 @@ def test_a_prompt_server_is_fetched_as_before(tmp_path: pathlib.Path) -> None:
     with trickling_server(tmp_path, pause=0.0, head=head, body=DOCUMENT) as port:
         body, max_age = _fetch(port, tmp_path / "trickle.pem")(f"https://127.0.0.1:{port}/client.json")
     assert json.loads(body)["client_id"] == "x" and max_age == 900
+
+
+def test_failures_and_the_per_address_count_live_in_the_table(aws: object) -> None:
+    """Two Lambda environments (two MetadataDocuments) on one DynamoDB table: a failed fetch
+    is not repeated by the other, and the fetches one address causes are counted together."""
+    import boto3
+
+    from taskgate.adapters.dynamodb_signin import DynamoDBSignInStore
+    from taskgate.auth import callers
+    from taskgate.auth.cimd import MetadataDocuments
+
+    ddb = boto3.client("dynamodb", region_name="us-east-1")
+    store = DynamoDBSignInStore(lambda: ddb, aws.table_name)  # type: ignore[attr-defined]
+    fetched: list[str] = []
+
+    def fetch(url: str) -> tuple[bytes, int | None]:
+        fetched.append(url)
+        if "bad" in url:
+            raise ClientDocumentError("the client id URL could not be fetched: timed out")
+        document = {
+            "client_id": url,
+            "redirect_uris": ["http://127.0.0.1/cb"],
+            "token_endpoint_auth_method": "none",
+        }
+        return json.dumps(document).encode(), None
+
+    one, two = (MetadataDocuments(store, fetch=fetch, fetches_per_address=3) for _ in range(2))
+    with callers.acting_for("198.51.100.77"):
+        for documents in (one, two):
+            with pytest.raises(ClientDocumentError):
+                documents.client("https://bad.example/c.json")
+        one.client("https://good.example/a.json")
+        two.client("https://good.example/b.json")
+        with pytest.raises(ClientDocumentError, match="too many"):
+            one.client("https://good.example/c.json")
+    assert fetched == [
+        "https://bad.example/c.json",
+        "https://good.example/a.json",
+        "https://good.example/b.json",
+    ]
