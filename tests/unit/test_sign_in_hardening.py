@@ -74,3 +74,30 @@ def test_an_error_back_from_the_identity_provider_is_a_page_never_a_redirect(sta
     )
     assert reply.status_code == 400 and "location" not in reply.headers
     assert "cancelled" in reply.text
+
+
+# ---- L4: refused registrations spend nobody's hour but their own address's ------------------
+
+
+def test_invalid_registrations_do_not_use_up_everyones_hour(world: World, store: MemorySignInStore) -> None:
+    """L4: the hourly cap on registrations from everyone counted refused requests too, so a
+    stranger with a few addresses stopped every host from registering for an hour."""
+    from tests.sign_in_stack import sign_in_env
+
+    stack = build_stack(
+        lambda: world.server,
+        store,
+        env=sign_in_env(OAUTH_REGISTRATIONS_PER_HOUR="3", OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR="50"),
+    )
+    for junk in (
+        {"redirect_uris": ["javascript:alert(1)"]},
+        {"redirect_uris": []},
+        {"redirect_uris": [APP], "grant_types": ["client_credentials"]},
+        {"redirect_uris": [APP], "response_types": ["token"]},
+    ) * 5:
+        assert stack.http.post(f"{STACK}/oauth/register", json=junk).status_code == 400
+    for _ in range(3):
+        stack.register()
+    refused = stack.http.post(f"{STACK}/oauth/register", json={"redirect_uris": [APP]})
+    assert refused.status_code == 429 and refused.json()["error"] == "slow_down"
+    assert refused.headers["retry-after"] == "3600"

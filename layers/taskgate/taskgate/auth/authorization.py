@@ -71,6 +71,16 @@ class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
     error = "invalid_target"
 
 
+class RegistrationsExhausted(OAuth2Error):  # type: ignore[misc]
+    """The hour's registrations, from everyone, are used up."""
+
+    error = "slow_down"
+    status_code = 429
+
+    def get_headers(self) -> list[tuple[str, str]]:
+        return [*super().get_headers(), ("Retry-After", "3600")]
+
+
 # ---- Authlib's models over the store's records -----------------------------------------
 
 
@@ -426,6 +436,13 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         method = client_metadata.get("token_endpoint_auth_method", "client_secret_basic")
         secret = client_info.get("client_secret")
         scopes = self.server.endpoints.scopes
+        # Counted once the request is known good: refused ones count only against their own
+        # address (routes.py), so no stranger can spend everyone's hour with junk.
+        hour = self.server.now() // 3600
+        if not self.server.store.count(
+            f"register#{hour}", limit=self.server.registrations_per_hour, expires_at=(hour + 2) * 3600
+        ):
+            raise RegistrationsExhausted("too many registrations; try again later")
         record = ClientRecord(
             client_id=client_info["client_id"],
             redirect_uris=tuple(uris),
@@ -461,9 +478,11 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         documents: MetadataDocuments | None,
         access_token_seconds: int = 3600,
         refresh_token_days: int = 30,
+        registrations_per_hour: int = 200,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(scopes_supported=list(endpoints.scopes))
+        self.registrations_per_hour = registrations_per_hour
         self.endpoints = endpoints
         self.store = store
         self.tokens = tokens

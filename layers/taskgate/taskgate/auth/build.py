@@ -131,6 +131,7 @@ class _Parts:
             documents=documents,
             access_token_seconds=s.oauth_access_token_ttl_seconds,
             refresh_token_days=s.oauth_refresh_token_ttl_days,
+            registrations_per_hour=s.oauth_registrations_per_hour,
             clock=p.clock,
         )
 
@@ -159,10 +160,7 @@ class _Parts:
         from .routes import Limits, SignInRoutes
 
         s = self.settings
-        limits = Limits(
-            registrations_per_hour=s.oauth_registrations_per_hour,
-            registrations_per_address_per_hour=s.oauth_registrations_per_address_per_hour,
-        )
+        limits = Limits(registrations_per_address_per_hour=s.oauth_registrations_per_address_per_hour)
         return SignInRoutes(
             endpoints=self.endpoints,
             store=lambda: self.store,
