@@ -101,3 +101,45 @@ def test_invalid_registrations_do_not_use_up_everyones_hour(world: World, store:
     refused = stack.http.post(f"{STACK}/oauth/register", json={"redirect_uris": [APP]})
     assert refused.status_code == 429 and refused.json()["error"] == "slow_down"
     assert refused.headers["retry-after"] == "3600"
+
+
+# ---- L5: what the consent page shows ---------------------------------------------------------
+
+SPOOFS = [
+    "Claude Code\u202e",  # right-to-left override
+    "\u2067Claude Code\u2069",  # isolates
+    "Claude\u200bCode",  # zero-width space
+    "Claude\u3164Code",  # a Hangul filler (blank-looking letter)
+    "Claude Code\U000e0041\U000e0042",  # tag characters
+    "Cla\u00adude Code",  # soft hyphen
+    "Claude\u2800Code",  # the Braille blank
+]
+
+
+@pytest.mark.parametrize("name", SPOOFS)
+def test_the_consent_page_shows_a_name_without_its_hidden_characters_and_the_redirect_host(
+    stack: SignInStack, name: str
+) -> None:
+    """L5: a client named with direction-reversing or invisible characters read as another
+    application. Each such character is shown as its code point, the name isolated, and the
+    host the person will be sent to is always named."""
+    client_id = stack.register(client_name=name, redirect_uris=["https://app.example/callback"])
+    stopped = stack.sign_in_as_person(
+        stack.authorization(client_id, redirect_uri="https://app.example/callback"), consent=""
+    )
+    page = stopped.person.steps[-1].body
+    hidden = [ch for ch in name if ch not in "ClaudeCod e"]
+    assert hidden and not any(ch in page for ch in hidden), name
+    assert all(f"[U+{ord(ch):04X}]" in page for ch in hidden), name
+    assert "<bdi>" in page
+    assert "you will be sent to <strong>app.example</strong>" in page
+
+
+def test_a_look_alike_host_is_refused_and_its_ascii_form_shown(stack: SignInStack) -> None:
+    lookalike = "https://\u0430pp.example/callback"  # a Cyrillic a (U+0430): a URI is ASCII
+    reply = stack.http.post(f"{STACK}/oauth/register", json={"redirect_uris": [lookalike]})
+    assert reply.status_code == 400 and reply.json()["error"] == "invalid_redirect_uri"
+    ascii_form = "https://xn--pp-8kc.example/callback"
+    client_id = stack.register(client_name="App", redirect_uris=[ascii_form])
+    stopped = stack.sign_in_as_person(stack.authorization(client_id, redirect_uri=ascii_form), consent="")
+    assert "you will be sent to <strong>xn--pp-8kc.example</strong>" in stopped.person.steps[-1].body
