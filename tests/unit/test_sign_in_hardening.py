@@ -143,3 +143,48 @@ def test_a_look_alike_host_is_refused_and_its_ascii_form_shown(stack: SignInStac
     client_id = stack.register(client_name="App", redirect_uris=[ascii_form])
     stopped = stack.sign_in_as_person(stack.authorization(client_id, redirect_uri=ascii_form), consent="")
     assert "you will be sent to <strong>xn--pp-8kc.example</strong>" in stopped.person.steps[-1].body
+
+
+# ---- L6: a quote or a backslash in a redirect URI nobody registered --------------------------
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        'https://app.example/callback"',
+        "https://app.example/callback\\",
+        'https://evil.example/"x\\y',
+        'http://127.0.0.1:1/"',
+        "https://app.example/cb?x=\"'<>",
+    ],
+)
+def test_a_quote_or_backslash_in_an_unregistered_redirect_uri_is_the_error_page(
+    stack: SignInStack, uri: str
+) -> None:
+    """L6: it was a 503 and a traceback in the log (the URI went into an error description,
+    which Authlib puts in a header), not the page saying the redirect URI is not registered."""
+    client_id = stack.register(redirect_uris=[APP])
+    reply = stack.http.get(stack.authorization(client_id, redirect_uri=uri).url, follow_redirects=False)
+    assert reply.status_code == 400 and "location" not in reply.headers, uri
+    assert "not supported by client" in reply.text
+
+
+def test_a_quote_in_a_metadata_document_url_is_the_error_page_at_both_endpoints(
+    world: World, store: MemorySignInStore
+) -> None:
+    """L6, the same through a client id URL: why its document describes no client now names
+    the URL, and a quote or backslash in that reason must not become a 503."""
+    from taskgate.auth.cimd import ClientDocumentError
+
+    def fetch(url: str) -> tuple[bytes, int | None]:
+        raise ClientDocumentError(f"{url} answered HTTP 404")
+
+    stack = build_stack(lambda: world.server, store, documents_fetch=fetch)
+    client_id = 'https://app.example/"\\client.json'
+    page = stack.http.get(stack.authorization(client_id).url, follow_redirects=False)
+    assert page.status_code == 400 and "HTTP 404" in page.text
+    token = stack.http.post(
+        f"{STACK}/oauth/token",
+        data={"grant_type": "authorization_code", "code": "x", "client_id": client_id, "redirect_uri": APP},
+    )
+    assert token.status_code in (400, 401) and token.json()["error"] == "invalid_client"

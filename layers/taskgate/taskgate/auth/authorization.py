@@ -81,6 +81,13 @@ class RegistrationsExhausted(OAuth2Error):  # type: ignore[misc]
         return [*super().get_headers(), ("Retry-After", "3600")]
 
 
+def error_description(text: str) -> str:
+    """``text`` as an ``error_description`` may carry it (RFC 6749 §5.2: printable ASCII but
+    ``"`` and ``\\``; Authlib raises on anything else): a caller's URL or host in it must not
+    turn a refusal into a 503."""
+    return "".join(ch if 0x20 <= ord(ch) <= 0x7E and ch not in '"\\' else "?" for ch in text)[:300]
+
+
 # ---- Authlib's models over the store's records -----------------------------------------
 
 
@@ -510,7 +517,9 @@ class Server(AuthorizationServer):  # type: ignore[misc]
             except ClientDocumentError as error:
                 # Said to whoever asked (a page, or the token endpoint's answer): why this URL
                 # describes no client now, rather than as if it named nobody.
-                raise InvalidClientError(description=f"client metadata document: {error}") from error
+                raise InvalidClientError(
+                    description=error_description(f"client metadata document: {error}")
+                ) from error
         else:
             found = self.store.get_client(client_id, self.now())
             if found is None:
