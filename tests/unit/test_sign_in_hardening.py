@@ -188,3 +188,42 @@ def test_a_quote_in_a_metadata_document_url_is_the_error_page_at_both_endpoints(
         data={"grant_type": "authorization_code", "code": "x", "client_id": client_id, "redirect_uri": APP},
     )
     assert token.status_code in (400, 401) and token.json()["error"] == "invalid_client"
+
+
+# ---- L7: a client revokes only its own refresh tokens ----------------------------------------
+
+
+def test_another_client_cannot_revoke_a_refresh_token_family(stack: SignInStack) -> None:
+    """L7: a refresh token presented again after rotation revokes its family (reuse
+    detection), but the family was revoked before checking that the token belongs to the
+    client presenting it: any client knowing a family id could sign another client out."""
+    victim = stack.register(client_name="Victim")
+    tokens = stack.tokens(victim)
+    family = tokens["refresh_token"].split(".", 1)[0]
+    attacker = stack.register(client_name="Attacker")
+    for guess in (f"{family}.not-the-secret", tokens["refresh_token"]):
+        refused = stack.http.post(
+            f"{STACK}/oauth/token",
+            data={"grant_type": "refresh_token", "refresh_token": guess, "client_id": attacker},
+        )
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    still = stack.http.post(
+        f"{STACK}/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": victim},
+    )
+    assert still.status_code == 200, still.text
+    # The victim's own reuse of a rotated token still revokes its family.
+    reused = stack.http.post(
+        f"{STACK}/oauth/token",
+        data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": victim},
+    )
+    assert reused.status_code == 400
+    newest = stack.http.post(
+        f"{STACK}/oauth/token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": still.json()["refresh_token"],
+            "client_id": victim,
+        },
+    )
+    assert newest.status_code == 400  # revoked with its family

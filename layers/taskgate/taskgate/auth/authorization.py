@@ -382,6 +382,10 @@ class RefreshGrant(BoundTokens, grants.RefreshTokenGrant):  # type: ignore[misc]
         grant = self.server.store.get_grant(family, self.server.now())
         if grant is None:
             return None
+        if grant.client_id != self.request.client.get_client_id():
+            # Another client's token: refused, and nothing of that client's revoked (RFC 7009
+            # §2.1's rule for revocation holds for the revocation reuse detection does).
+            return None
         presented = digest(secret)
         if not secrets.compare_digest(presented, grant.current_digest):
             # A refresh token used again after it was rotated: someone else has a copy.
