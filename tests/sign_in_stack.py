@@ -253,6 +253,7 @@ def build_stack(
     keys: KeySource | None = None,
     streaming: bool = False,
     stream_server: Callable[[], McpServer] | None = None,
+    client_keys: str = "",
 ) -> SignInStack:
     clock = clock or Clock()
     keys = keys or ephemeral_source()
@@ -278,6 +279,7 @@ def build_stack(
         signing_keys=keys,
         transport=transport,
         documents_fetch=documents_fetch,
+        client_keys=client_keys,
         clock=clock,
         monotonic=clock,
     )

@@ -66,7 +66,9 @@ def test_clients_find_an_authorization_server_with_pkce_registration_and_metadat
     challenge = stack.mcp(None, "tools/list", {})
     assert challenge.status_code == 401
     prm = stack.http.get(f"{STACK}/.well-known/oauth-protected-resource/mcp").json()
-    assert prm["resource"] == RESOURCE and prm["authorization_servers"] == [STACK]
+    # The stack's own server first (hosts take the first); the issuer whose own tokens are
+    # taken too (AuthMode CLIENT) after it, for a machine client told its credentials are there.
+    assert prm["resource"] == RESOURCE and prm["authorization_servers"] == [STACK, stack.idp.issuer]
     metadata = stack.http.get(f"{STACK}/.well-known/oauth-authorization-server")
     assert metadata.headers["access-control-allow-origin"] == "*"
     document = metadata.json()

@@ -90,7 +90,7 @@ def test_the_streaming_endpoints_401_points_at_its_own_metadata_naming_the_stack
     document = stack.http.get(STREAM_METADATA)
     assert document.status_code == 200
     assert document.json()["resource"] == STREAM_RESOURCE
-    assert document.json()["authorization_servers"] == [STACK]
+    assert document.json()["authorization_servers"] == [STACK, stack.idp.issuer]  # the stack's first
     # The authorization server is the issuer's, on the HTTP API; it is not served here.
     for path in ("/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token"):
         assert stack.http.post(f"{STREAM}{path}").status_code in (404, 405), path

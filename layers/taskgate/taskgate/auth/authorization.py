@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl
 
 from authlib.oauth2 import AuthorizationServer
@@ -58,6 +58,10 @@ from .jwt import OwnTokens
 from .redirects import refusal, resolve
 from .state import ClientRecord, CodeRecord, CodeUse, GrantRecord, SignInStore, digest
 from .upstream import Identity
+
+if TYPE_CHECKING:
+    from .machine_grant import ClientKeys
+    from .machines import MachineClients
 
 CODE_SECONDS = 60
 UNUSED_CLIENT_SECONDS = 24 * 3600
@@ -92,6 +96,8 @@ def error_description(text: str) -> str:
 
 
 class Client(ClientMixin):  # type: ignore[misc]
+    machine = False  # a client the deployer created for client_credentials (machines.py)
+
     def __init__(self, record: ClientRecord, scopes: Sequence[str]) -> None:
         self.record = record
         self._scopes = scopes
@@ -410,7 +416,9 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         return True  # open registration (RFC 7591 §3), bounded by size and rate in routes.py
 
     def get_server_metadata(self) -> dict[str, Any]:
-        metadata = self.server.endpoints.metadata()
+        # What a client may register as: never client_credentials or private_key_jwt, which
+        # are for the deployer's own clients.
+        metadata = self.server.endpoints.metadata(for_registration=True)
         metadata.pop("scopes_supported")  # a client asking for other scopes gets ours, not an error
         return metadata
 
@@ -490,10 +498,13 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         access_token_seconds: int = 3600,
         refresh_token_days: int = 30,
         registrations_per_hour: int = 200,
+        machines: MachineClients | None = None,
+        client_keys: ClientKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(scopes_supported=list(endpoints.scopes))
         self.registrations_per_hour = registrations_per_hour
+        self.machines = machines
         self.endpoints = endpoints
         self.store = store
         self.tokens = tokens
@@ -501,18 +512,43 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.access_token_seconds = access_token_seconds
         self.refresh_token_seconds = refresh_token_days * 86_400
         self._clock = clock
-        resource = ResourceIndicator(endpoints.resources)
-        self.register_grant(CodeGrant, [RequiredS256(required=True), resource])
+        self.resource_indicator = ResourceIndicator(endpoints.resources)
+        self.register_grant(CodeGrant, [RequiredS256(required=True), self.resource_indicator])
         self.register_grant(RefreshGrant)
         self.register_endpoint(Registration())
         self.register_extension(Issuer(endpoints.issuer))
+        if machines:
+            from .machine_grant import KeyAssertion, MachineGrant
+
+            self.register_grant(MachineGrant)
+            if client_keys is not None:
+                self.register_client_auth_method(
+                    "private_key_jwt",
+                    KeyAssertion(
+                        audiences=[endpoints.issuer, endpoints.token],
+                        keys=client_keys,
+                        # A jti is kept until its assertion expires: used again, it is refused.
+                        first_use=lambda key, until: store.count(f"jti#{key}", limit=1, expires_at=until),
+                        clock=clock,
+                    ),
+                )
 
     def now(self) -> int:
         return int(self._clock())
 
+    def resource_for(self, request: Request) -> str:
+        """The resource a token request asks for (RFC 8707), or the default one."""
+        return self.resource_indicator.requested(request) or self.endpoints.resource
+
     def query_client(self, client_id: str) -> Client | None:
         if not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH:
             return None
+        if self.machines:
+            from .machine_grant import machine_client
+
+            found_machine = machine_client(client_id, self.machines, self.endpoints.scopes)
+            if found_machine is not None:
+                return found_machine
         if is_document_url(client_id):
             if self.documents is None:
                 return None
@@ -557,6 +593,8 @@ class Server(AuthorizationServer):  # type: ignore[misc]
     def save_token(self, token: dict[str, Any], request: Request) -> None:
         secret = token.get("refresh_token")
         client_id = request.client.get_client_id()
+        if request.client.machine:
+            return  # kept nowhere: the deployer's configuration names it
         # A client that is used lives on as long as its refresh tokens do.
         if not request.client.record.metadata_document:
             self.store.keep_client(client_id, expires_at=self.now() + self.refresh_token_seconds)

@@ -6,6 +6,7 @@ need are made on the first request that needs each."""
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .authorization import Server
     from .jwks import IssuerKeys, Throttled
     from .jwt import OwnTokens
+    from .machines import MachineClients
     from .signing import SigningKeys
     from .state import SignInStore
     from .tokens import Verifier
@@ -40,6 +42,9 @@ class SignInPorts:
     upstream_secret: Callable[[], str | None] = lambda: None
     transport: Transport = urllib_transport
     documents_fetch: Callable[[str], tuple[bytes, int | None]] | None = None
+    # The key clients (machines.py, OAUTH_CLIENT_KEYS) until Settings carries them (issue 26
+    # restructures config.py): None reads the environment.
+    client_keys: str | None = None
     clock: Callable[[], float] = time.time
     monotonic: Callable[[], float] = time.monotonic
     interval: float = 30.0
@@ -55,7 +60,31 @@ class _Parts:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.endpoints = Endpoints(issuer=s.issuer_url, resources=s.sign_in_resources, scopes=s.oauth_scopes)
+        self.endpoints = Endpoints(
+            issuer=s.issuer_url,
+            resources=s.sign_in_resources,
+            scopes=s.oauth_scopes,
+            machine_methods=self.machines.methods,
+        )
+
+    @functools.cached_property
+    def machines(self) -> MachineClients:
+        """The deployer's machine clients (client_credentials at the stack's authorization
+        server): with USER (the server) and CLIENT (machine callers accepted) only."""
+        from .machines import MachineClients, parse_client_keys
+
+        s, p = self.settings, self.ports
+        if not {"USER", "CLIENT"} <= s.auth_mode:
+            return MachineClients()
+        keys = p.client_keys if p.client_keys is not None else os.environ.get("OAUTH_CLIENT_KEYS", "")
+        return MachineClients(
+            secret_ids=frozenset(s.oauth_client_ids),
+            key_locations=parse_client_keys(keys),
+            check_secret=lambda client_id, secret, scopes: self.upstream.client_credentials(
+                client_id, secret, list(scopes)
+            ),
+            secret_issuer=s.oauth_issuer,
+        )
 
     @functools.cached_property
     def issuer_metadata(self) -> Throttled[dict[str, Any]]:
@@ -124,6 +153,13 @@ class _Parts:
 
         s, p = self.settings, self.ports
         documents = MetadataDocuments(self.store, fetch=p.documents_fetch or GuardedFetch(), clock=p.clock)
+        client_keys = None
+        if self.machines.key_locations:
+            from .machine_grant import ClientKeys
+
+            client_keys = ClientKeys(
+                self.machines.key_locations, transport=p.transport, interval=p.interval, clock=p.monotonic
+            )
         return Server(
             endpoints=self.endpoints,
             store=self.store,
@@ -132,6 +168,8 @@ class _Parts:
             access_token_seconds=s.oauth_access_token_ttl_seconds,
             refresh_token_days=s.oauth_refresh_token_ttl_days,
             registrations_per_hour=s.oauth_registrations_per_hour,
+            machines=self.machines,
+            client_keys=client_keys,
             clock=p.clock,
         )
 
@@ -185,9 +223,15 @@ def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
     resource = ProtectedResource(
         resource=settings.resource_url,
         # With USER, clients sign in at the stack's issuer (the HTTP API's origin, from the
-        # streaming endpoint too); with CLIENT alone, at the upstream issuer (as before this
-        # stack had an authorization server of its own).
-        authorization_servers=[parts.endpoints.issuer if "USER" in tokens else settings.oauth_issuer],
+        # streaming endpoint too), named first: hosts take the first. With CLIENT the upstream
+        # issuer's own tokens are taken too, so it is named as well: a machine client told the
+        # issuer its credentials belong to (mcp's issuer=) finds it there (RFC 9728 §2).
+        authorization_servers=list(
+            dict.fromkeys(
+                ([parts.endpoints.issuer] if "USER" in tokens else [])
+                + ([settings.oauth_issuer] if "CLIENT" in tokens else [])
+            )
+        ),
         scopes_supported=list(settings.oauth_scopes),
         required_scopes=list(settings.oauth_scopes),
         # The streaming endpoint is a REST API stage: the app's root is the stage's URL.
