@@ -227,3 +227,25 @@ def test_another_client_cannot_revoke_a_refresh_token_family(stack: SignInStack)
         },
     )
     assert newest.status_code == 400  # revoked with its family
+
+
+# ---- found on the way: client_secret_basic was never read --------------------------------------
+
+
+def test_a_registered_client_authenticates_with_client_secret_basic(stack: SignInStack) -> None:
+    """The metadata offered client_secret_basic (the default RFC 7591 method), but the token
+    endpoint looked for "Authorization" among headers Starlette hands over lowercased: a
+    confidential client that registered with the default was refused with invalid_client."""
+    registered = stack.http.post(f"{STACK}/oauth/register", json={"redirect_uris": [APP]}).json()
+    assert registered["token_endpoint_auth_method"] == "client_secret_basic"
+    authorization = stack.sign_in_as_person(stack.authorization(registered["client_id"], redirect_uri=APP))
+    form = {
+        "grant_type": "authorization_code",
+        "code": authorization.params["code"],
+        "redirect_uri": APP,
+        "code_verifier": authorization.verifier,
+    }
+    reply = stack.http.post(
+        f"{STACK}/oauth/token", data=form, auth=(registered["client_id"], registered["client_secret"])
+    )
+    assert reply.status_code == 200, reply.text

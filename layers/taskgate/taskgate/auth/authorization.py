@@ -201,7 +201,11 @@ class Request(OAuth2Request):  # type: ignore[misc]
     def __init__(
         self, method: str, uri: str, pairs: Iterable[tuple[str, str]], headers: Mapping[str, str]
     ) -> None:
-        super().__init__(method, uri, headers=dict(headers))
+        from starlette.datastructures import Headers
+
+        # Case-insensitive, as HTTP's are: Authlib reads "Authorization" and Starlette hands
+        # them over lowercased, so client_secret_basic was never seen.
+        super().__init__(method, uri, headers=Headers(headers=dict(headers)))
         self.payload = Payload(pairs)
 
     @property
