@@ -313,3 +313,45 @@ def test_client_keys_must_be_https_or_loopback() -> None:
     for bad in ("a=http://keys.example/a.json", "a", "=x", "a="):
         with pytest.raises(ValueError):
             parse_client_keys(bad)
+
+
+def test_the_sdks_client_secret_post_without_client_id_names_the_one_secret_client(
+    stack: SignInStack, world: World, store: MemorySignInStore
+) -> None:
+    """mcp 1.30.0 sends client_secret alone for client_secret_post (python-sdk#2128): with one
+    secret client that is the client; with several it names none and is refused."""
+    form = {"grant_type": "client_credentials", "client_secret": AGENT_SECRET, "resource": RESOURCE}
+    assert stack.http.post(TOKEN_ENDPOINT, data=form).status_code == 200
+    assert (
+        stack.http.post(TOKEN_ENDPOINT, data={**form, "client_secret": "wrong"}).json()["error"]
+        == "invalid_client"
+    )
+    two = build_stack(
+        lambda: world.server, store, env=sign_in_env(OAUTH_CLIENT_IDS="local-agent,other-agent")
+    )
+    assert two.http.post(TOKEN_ENDPOINT, data=form).json()["error"] == "invalid_client"
+    # Not for a person's client: the code grant still needs its client_id.
+    code = two.http.post(
+        TOKEN_ENDPOINT, data={"grant_type": "authorization_code", "code": "x", "client_secret": "s"}
+    )
+    assert code.json()["error"] == "invalid_client"
+
+
+def test_secret_checks_one_address_causes_are_limited(stack: SignInStack) -> None:
+    """Each check of a secret is a token request at the issuer (Cognito bills it): a stranger
+    guessing secrets from one address is stopped after 60 in 10 minutes."""
+    from taskgate.auth.build import SECRET_CHECKS_PER_ADDRESS
+
+    for _ in range(SECRET_CHECKS_PER_ADDRESS):
+        assert with_secret(stack, secret="guess").json()["error"] == "invalid_client"
+    calls = stack.calls_to_idp.count("POST /oauth2/token")
+    stopped = with_secret(stack)  # even the right secret, from this address, for now
+    assert stopped.status_code == 429 and "too many" in stopped.json()["error_description"]
+    assert stack.calls_to_idp.count("POST /oauth2/token") == calls  # the issuer was not asked
+
+
+def test_a_root_issuers_audience_may_end_with_a_slash(stack: SignInStack, key: RSAKey) -> None:
+    """mcp 1.30.0 renders the issuer through pydantic's URL type: http://host/ for http://host
+    (RFC 8414 clients compare them as one, as its issuers_match does)."""
+    assert with_key(stack, assertion(key, aud=f"{STACK}/")).status_code == 200
+    assert with_key(stack, assertion(key, aud=f"{STACK}/oauth")).json()["error"] == "invalid_client"

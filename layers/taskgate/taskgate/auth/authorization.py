@@ -522,14 +522,15 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.register_endpoint(Registration())
         self.register_extension(Issuer(endpoints.issuer))
         if machines:
-            from .machine_grant import KeyAssertion, MachineGrant
+            from .machine_grant import KeyAssertion, MachineGrant, secret_post
 
             self.register_grant(MachineGrant)
+            self.register_client_auth_method("client_secret_post", secret_post(machines))
             if client_keys is not None:
                 self.register_client_auth_method(
                     "private_key_jwt",
                     KeyAssertion(
-                        audiences=[endpoints.issuer, endpoints.token],
+                        audiences=endpoints.assertion_audiences,
                         keys=client_keys,
                         # A jti is kept until its assertion expires: used again, it is refused.
                         first_use=lambda key, until: store.count(f"jti#{key}", limit=1, expires_at=until),

@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from .upstream import Upstream
 
 
+# Machine clients' secrets one address may have the issuer check, per window (each check is a
+# token request at the issuer, which Cognito bills): far above an agent's one token an hour.
+SECRET_CHECKS_PER_ADDRESS, SECRET_CHECK_WINDOW_SECONDS = 60, 600
+
+
 @dataclass(frozen=True)
 class SignInPorts:
     """What sign-in reaches outside itself. Production passes the AWS adapters (wiring.py);
@@ -84,6 +89,17 @@ class _Parts:
                 client_id, secret, list(scopes)
             ),
             secret_issuer=s.oauth_issuer,
+            may_check=self._may_check_secret,
+        )
+
+    def _may_check_secret(self) -> bool:
+        from . import callers
+
+        window = int(self.ports.clock()) // SECRET_CHECK_WINDOW_SECONDS
+        return self.store.count(
+            f"secret-check#{callers.current()}#{window}",
+            limit=SECRET_CHECKS_PER_ADDRESS,
+            expires_at=(window + 2) * SECRET_CHECK_WINDOW_SECONDS,
         )
 
     @functools.cached_property

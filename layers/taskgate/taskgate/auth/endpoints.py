@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 # What a private_key_jwt assertion may be signed with (jwks.ACCEPTED_ALGORITHMS).
@@ -32,6 +33,16 @@ class Endpoints:
     def resource(self) -> str:
         """The default resource: a client that names none gets a token for it."""
         return self.resources[0]
+
+    @property
+    def assertion_audiences(self) -> tuple[str, ...]:
+        """What a private_key_jwt assertion's aud may be: this issuer (rfc7523bis; a root issuer
+        with or without its trailing slash, as RFC 8414 clients render it: mcp 1.30.0 sends
+        ``http://host/``) or the token endpoint (RFC 7523 §3)."""
+        root = urlsplit(self.issuer).path in ("", "/")
+        return tuple(
+            dict.fromkeys([self.issuer, *([self.issuer.rstrip("/") + "/"] if root else []), self.token])
+        )
 
     @property
     def authorize(self) -> str:

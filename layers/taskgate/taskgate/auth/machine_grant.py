@@ -110,6 +110,11 @@ class MachineClient(Client):
     def check_client_secret(self, client_secret: str) -> bool:
         if self.record.token_endpoint_auth_method == KEY_METHOD or not client_secret:
             return False
+        if not self._machines.may_check():
+            raise InvalidClientError(
+                status_code=429,
+                description="too many client authentications from your address; try again later",
+            )
         return self._machines.check_secret(self.get_client_id(), client_secret, self._scopes)
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
@@ -133,6 +138,31 @@ def machine_client(client_id: str, machines: MachineClients, scopes: Iterable[st
     if client_id in machines.secret_ids:
         return MachineClient(client_id, "client_secret_basic", scopes, machines)
     return None
+
+
+def secret_post(machines: MachineClients) -> Callable[[Any, Any], Client | None]:
+    """client_secret_post, and for the client_credentials grant the same without client_id
+    when the deployer has one secret client: mcp 1.30.0's ClientCredentialsOAuthProvider sends
+    client_secret alone in the body (modelcontextprotocol/python-sdk#2128, fixed after 1.30.0).
+    With several secret clients such a request names none of them and is refused."""
+    from authlib.oauth2.rfc6749.authenticate_client import authenticate_client_secret_post
+
+    only = next(iter(machines.secret_ids)) if len(machines.secret_ids) == 1 else None
+
+    def authenticate(query_client: Any, request: Any) -> Client | None:
+        form = request.form
+        secret = form.get("client_secret")
+        if (
+            form.get("client_id")
+            or not secret
+            or form.get("grant_type") != "client_credentials"
+            or only is None
+        ):
+            return authenticate_client_secret_post(query_client, request)  # type: ignore[no-any-return]
+        client = query_client(only)
+        return client if client is not None and client.check_client_secret(secret) else None
+
+    return authenticate
 
 
 class KeyAssertion(JWTBearerClientAssertion):  # type: ignore[misc]
@@ -196,6 +226,12 @@ class MachineGrant(BoundTokens, grants.ClientCredentialsGrant):  # type: ignore[
     TOKEN_ENDPOINT_AUTH_METHODS: ClassVar[list[str]] = [*SECRET_METHODS, KEY_METHOD]
     server: Server
     request: Request
+
+    def authenticate_token_endpoint_client(self) -> Client:
+        # The methods this deployment's machine clients have (no private_key_jwt without keys).
+        machines = self.server.machines
+        assert machines is not None
+        return self.server.authenticate_client(self.request, list(machines.methods))  # type: ignore[no-any-return]
 
     def validate_token_request(self) -> None:
         super().validate_token_request()

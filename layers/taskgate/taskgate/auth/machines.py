@@ -65,6 +65,9 @@ class MachineClients:
     # (client id, secret, scopes) -> whether the upstream issuer takes them (upstream.py)
     check_secret: Callable[[str, str, Iterable[str]], bool] = lambda *_: False
     secret_issuer: str = ""  # who names a secret client (its owner is <this>#<client id>)
+    # One more secret check for the caller's address, or False past its limit: each check is
+    # a request to the issuer (Cognito bills it), which a stranger guessing secrets would repeat.
+    may_check: Callable[[], bool] = lambda: True
 
     @property
     def methods(self) -> tuple[str, ...]:
