@@ -16,14 +16,7 @@ from typing import Any
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from taskgate.auth import callers
-from taskgate.auth.cimd import (
-    FETCHES_PER_ADDRESS,
-    ClientDocumentError,
-    GuardedFetch,
-    MetadataDocuments,
-    public_address,
-)
+from taskgate.auth.cimd import ClientDocumentError, GuardedFetch, MetadataDocuments, public_address
 from taskgate.testing.memory import MemorySignInStore
 from tests.fakes import World
 from tests.sign_in_stack import CLIENT_REDIRECT, Clock, SignInStack, build_stack
@@ -94,6 +87,8 @@ def test_the_fetches_one_address_causes_are_limited_across_environments_and_not_
     """M2: each authorization request naming a new URL was a fetch, for anyone, without end.
     Counted per API Gateway source address in the table: a second environment sees the same
     count, X-Forwarded-For changes nothing, and another address has its own."""
+    from taskgate.auth.cimd import FETCHES_PER_ADDRESS
+
     store, fetches = MemorySignInStore(), Fetches()
     environments = [_stack(world, store, fetches, "198.51.100.9") for _ in range(2)]
     for n in range(FETCHES_PER_ADDRESS):
@@ -115,6 +110,8 @@ def test_the_fetches_one_address_causes_are_limited_across_environments_and_not_
 
 
 def test_the_limit_window_passes() -> None:
+    from taskgate.auth import callers
+
     store, clock, fetches = MemorySignInStore(), Clock(start=1_000_000), Fetches()
     documents = MetadataDocuments(store, fetch=fetches, clock=clock, fetches_per_address=2)
     with callers.acting_for("203.0.113.1"):
@@ -128,6 +125,8 @@ def test_the_limit_window_passes() -> None:
 
 
 def test_an_ipv6_caller_counts_by_its_64() -> None:
+    from taskgate.auth import callers
+
     assert callers.limit_key("2001:db8:1:2:aaaa::1") == callers.limit_key("2001:db8:1:2:bbbb::9")
     assert callers.limit_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
     assert callers.limit_key("2001:db8:1:3::1") != callers.limit_key("2001:db8:1:2::1")
