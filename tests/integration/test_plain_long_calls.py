@@ -224,3 +224,6 @@ def test_a_call_key_is_claimed_once_until_it_expires(pieces: None, aws: Embedded
     assert store.claim_call("k3", "task-d", now - 1_000) is None
     assert store.claim_call("k3", "task-e", now + 60_000) is None
     assert store.find_call("k3") == CallClaim("task-e")
+    # The claim keeps which call it was (its tool and arguments' digest: red team L3).
+    assert store.claim_call("k4", "task-f", now + 60_000, "digest-1") is None
+    assert store.claim_call("k4", "task-g", now + 60_000, "digest-2") == CallClaim("task-f", digest="digest-1")

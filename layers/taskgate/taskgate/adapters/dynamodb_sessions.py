@@ -187,9 +187,10 @@ class DynamoDBSessionStore:
         return CallClaim(
             task_id=item["callTaskId"]["S"] if "callTaskId" in item else None,
             cancelled=item.get("cancelled", {}).get("BOOL", False),
+            digest=item.get("callDigest", {}).get("S", ""),
         )
 
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
         written = conditional(
             self._ddb.put_item,
             TableName=self._table,
@@ -198,6 +199,7 @@ class DynamoDBSessionStore:
                 "kind": s("call"),
                 "callTaskId": s(task_id),
                 "expiresAt": expires_at(expires_at_ms),
+                **({"callDigest": s(digest)} if digest else {}),
             },
             # An expired item (DynamoDB deletes late) is no claim any more.
             ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",

@@ -665,11 +665,11 @@ class MemorySessionStore:
         self.streams[after.stream_id] = after
         return True
 
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
         with self._calls_lock:
             if key in self.calls:
                 return self.calls[key]
-            self.calls[key] = CallClaim(task_id)
+            self.calls[key] = CallClaim(task_id, digest=digest)
             return None
 
     def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
