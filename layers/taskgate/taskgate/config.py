@@ -131,6 +131,11 @@ class Settings(BaseModel):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
+    # Requests one owner may hold open at once for their whole length (held calls on a
+    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
+    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
+    # task handle. The anonymous owner (sign-in off) is not capped.
+    max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
