@@ -255,9 +255,12 @@ def build_stack(
     stream_server: Callable[[], McpServer] | None = None,
     client_keys: str = "",
 ) -> SignInStack:
+    """``client_keys``: OAUTH_CLIENT_KEYS (machine clients with a key)."""
     clock = clock or Clock()
     keys = keys or ephemeral_source()
     env = dict(env or sign_in_env())
+    if client_keys:
+        env["OAUTH_CLIENT_KEYS"] = client_keys
     if streaming:
         env["STREAM_PUBLIC_URL"] = STREAM  # ApiFunction's: the authorization server's second resource
     settings = Settings.from_env(env)
@@ -279,7 +282,6 @@ def build_stack(
         signing_keys=keys,
         transport=transport,
         documents_fetch=documents_fetch,
-        client_keys=client_keys,
         clock=clock,
         monotonic=clock,
     )

@@ -355,3 +355,11 @@ def test_a_root_issuers_audience_may_end_with_a_slash(stack: SignInStack, key: R
     (RFC 8414 clients compare them as one, as its issuers_match does)."""
     assert with_key(stack, assertion(key, aud=f"{STACK}/")).status_code == 200
     assert with_key(stack, assertion(key, aud=f"{STACK}/oauth")).json()["error"] == "invalid_client"
+
+
+def test_a_malformed_client_keys_setting_fails_the_cold_start_naming_it() -> None:
+    from taskgate.config import ConfigurationError, Settings
+
+    with pytest.raises(ConfigurationError, match="OAUTH_CLIENT_KEYS"):
+        Settings.from_env(sign_in_env(OAUTH_CLIENT_KEYS="report-agent=http://keys.example/a.json"))
+    assert Settings.from_env(sign_in_env(OAUTH_CLIENT_KEYS="a=/opt/python/a.json")).oauth_client_keys

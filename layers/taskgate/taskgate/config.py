@@ -215,6 +215,9 @@ class Settings(BaseModel):
     # everyone and from one address; a client never used expires after a day.
     oauth_registrations_per_hour: Positive = 200
     oauth_registrations_per_address_per_hour: Positive = 20
+    # USER and CLIENT: machine clients that authenticate with private_key_jwt (auth/machines.py),
+    # each with where its public keys are: client_id=<https JWKS URL or a JWKS file>, comma-separated.
+    oauth_client_keys: str = ""
 
     @field_validator(
         "tool_modules",
@@ -246,6 +249,14 @@ class Settings(BaseModel):
     @property
     def tool_environment_pairs(self) -> dict[str, str]:
         return parse_tool_environment(self.tool_environment)
+
+    @field_validator("oauth_client_keys")
+    @classmethod
+    def _client_keys_parse(cls, value: str) -> str:
+        from .auth.machines import parse_client_keys
+
+        parse_client_keys(value)  # a ValueError names the entry
+        return value
 
     @field_validator("auth_mode", mode="before")
     @classmethod

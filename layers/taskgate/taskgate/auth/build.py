@@ -6,7 +6,6 @@ need are made on the first request that needs each."""
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,9 +46,6 @@ class SignInPorts:
     upstream_secret: Callable[[], str | None] = lambda: None
     transport: Transport = urllib_transport
     documents_fetch: Callable[[str], tuple[bytes, int | None]] | None = None
-    # The key clients (machines.py, OAUTH_CLIENT_KEYS) until Settings carries them (issue 26
-    # restructures config.py): None reads the environment.
-    client_keys: str | None = None
     clock: Callable[[], float] = time.time
     monotonic: Callable[[], float] = time.monotonic
     interval: float = 30.0
@@ -78,13 +74,12 @@ class _Parts:
         server): with USER (the server) and CLIENT (machine callers accepted) only."""
         from .machines import MachineClients, parse_client_keys
 
-        s, p = self.settings, self.ports
+        s = self.settings
         if not {"USER", "CLIENT"} <= s.auth_mode:
             return MachineClients()
-        keys = p.client_keys if p.client_keys is not None else os.environ.get("OAUTH_CLIENT_KEYS", "")
         return MachineClients(
             secret_ids=frozenset(s.oauth_client_ids),
-            key_locations=parse_client_keys(keys),
+            key_locations=parse_client_keys(s.oauth_client_keys),
             check_secret=lambda client_id, secret, scopes: self.upstream.client_credentials(
                 client_id, secret, list(scopes)
             ),
