@@ -149,6 +149,11 @@ class CallSettings(Group):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
+    # Requests one owner may hold open at once for their whole length (held calls on a
+    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
+    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
+    # task handle. The anonymous owner (sign-in off) is not capped.
+    max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
 
     def value(self) -> CallPolicy:
         return CallPolicy(**self.model_dump())
@@ -231,6 +236,17 @@ class SignInSettings(Group):
     # everyone and from one address; a client never used expires after a day.
     oauth_registrations_per_hour: Positive = 200
     oauth_registrations_per_address_per_hour: Positive = 20
+    # USER and CLIENT: machine clients that authenticate with private_key_jwt (auth/machines.py),
+    # each with where its public keys are: client_id=<https JWKS URL or a JWKS file>, comma-separated.
+    oauth_client_keys: str = ""
+
+    @field_validator("oauth_client_keys")
+    @classmethod
+    def _client_keys_parse(cls, value: str) -> str:
+        from .auth.machines import parse_client_keys
+
+        parse_client_keys(value)  # a ValueError names the entry
+        return value
 
     @field_validator("auth_mode", mode="before")
     @classmethod

@@ -45,6 +45,7 @@ class CallPolicy:
     # owner's share of them (InlineSlots).
     max_inline_calls: int = 16
     max_inline_calls_per_owner: int = 4
+    max_held_calls_per_owner: int = 4
 
     @property
     def hang_up_ms(self) -> int:
