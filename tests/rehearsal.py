@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import fnmatch
 import functools
 import io
@@ -56,7 +55,7 @@ if str(ROOT) not in sys.path:  # python -m tests.rehearsal from anywhere
 from tests.cfn_eval import ACCOUNT, REGION, Evaluator  # noqa: E402
 
 PREVIOUS_RELEASE = "16d9020"  # the release before this one: an upgrade starts from its defaults
-PACKAGED_KEYS = ("CodeUri", "ContentUri", "DefinitionUri")
+PACKAGED_KEYS = ("CodeUri", "ContentUri", "DefinitionUri", "Code")
 # What a published version does not capture (Lambda: PublishVersion, "Lambda doesn't publish a
 # version if the function's configuration and code haven't changed since the last version").
 NOT_SNAPSHOTTED = frozenset({"ReservedConcurrentExecutions", "Tags", "RecursiveLoop"})
@@ -143,6 +142,7 @@ SAMPLES: dict[str, list[str]] = {
     "JobGlueJobArns": ["arn:aws:glue:us-east-1:123456789012:job/g"],
     "Tuning": ["CallPieceSeconds=25", "CallPieceSeconds=5 HangUpSeconds=86400 MaxTtlMs=31536000000"],
     "AuthMode": [],  # its AllowedValues
+    "StreamingApi": ["true", "1", "9999"],
 }
 # What a value needs beside it to be a deploy anyone would make (the template's Rules say so).
 COMPANIONS: dict[tuple[str, str], dict[str, str]] = {
@@ -192,7 +192,8 @@ class Release:
             text, where = code["ZipFile"], f"{self.label}:template.yaml:DeployChecksFunction"
         else:
             module = props["Handler"].rsplit(".", 1)[0]
-            where = f"{str(props['CodeUri']).rstrip('/')}/{module}.py"
+            folder = props.get("CodeUri", code)  # a SAM function's, or a plain function's local Code
+            where = f"{str(folder).rstrip('/')}/{module}.py"
             text = self.read(where)
         module_ = types.ModuleType(f"deploy_checks_{self.label}")
         module_.__file__ = where
@@ -227,6 +228,20 @@ def _decode(text: str) -> dict[str, Any]:
 
 
 @functools.cache
+def _packaged(rel: Release) -> str:
+    """The template as `sam package` hands it to CloudFormation (local paths replaced by S3
+    locations: a new release's code is a new object), as JSON: each translation starts from a
+    fresh copy of plain values."""
+    doc = json.loads(json.dumps(rel.source))
+    for name, resource in doc.get("Resources", {}).items():
+        props = resource.get("Properties", {})
+        for key in PACKAGED_KEYS:
+            if isinstance(props.get(key), str):
+                props[key] = f"s3://packaged/{rel.label}/{name}/{key}"
+    return json.dumps(doc)
+
+
+@functools.cache
 def _translated(rel: Release, items: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     from samtranslator.translator.transform import transform
 
@@ -235,15 +250,30 @@ def _translated(rel: Release, items: tuple[tuple[str, str], ...]) -> dict[str, A
             return {}
 
     os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    doc = copy.deepcopy(rel.source)
-    for name, resource in doc.get("Resources", {}).items():
-        props = resource.get("Properties", {})
-        for key in PACKAGED_KEYS:
-            if isinstance(props.get(key), str):
-                # Where `sam package` puts it: a new release's code is a new object.
-                props[key] = f"s3://packaged/{rel.label}/{name}/{key}"
+    _validate_policy_templates_once()
     TRANSLATIONS[0] += 1
-    return transform(doc, dict(items), _NoManagedPolicies())  # type: ignore[no-any-return]
+    return transform(json.loads(_packaged(rel)), dict(items), _NoManagedPolicies())  # type: ignore[no-any-return]
+
+
+def _validate_policy_templates_once() -> None:
+    """samtranslator validates its bundled policy templates against their JSON schema on every
+    translation (a third of its time); they are the same files every time, checked once here."""
+    from samtranslator.policy_template_processor.processor import PolicyTemplatesProcessor
+
+    validate = PolicyTemplatesProcessor.__dict__["_is_valid_templates_dict"].__func__
+    if getattr(validate, "checked", None) is not None:
+        return
+    checked: set[str] = set()
+
+    def validate_once(templates: dict[str, Any], schema: dict[str, Any] | None = None) -> bool:
+        key = json.dumps([templates, schema], sort_keys=True)
+        if key not in checked:
+            validate(templates, schema)  # raises on an invalid one
+            checked.add(key)
+        return True
+
+    validate_once.checked = checked  # type: ignore[attr-defined]
+    PolicyTemplatesProcessor._is_valid_templates_dict = staticmethod(validate_once)  # type: ignore[method-assign]
 
 
 TRANSLATIONS = [0]
@@ -625,6 +655,8 @@ KINDS = {
     "needless-version": "a new version (and snapshot) is published though nothing Lambda snapshots changed",
     "stale-alias": "a configuration change publishes no version: the live alias keeps the old one",
     "create-rollback-fails": "N2: a failed first create cannot delete a deletion-protected resource (ROLLBACK_FAILED)",
+    "update-rollback-fails": "a failed update cannot delete the deletion-protected resource it created (UPDATE_ROLLBACK_FAILED)",
+    "left-behind": "a failed first create leaves a resource behind (retained, nothing deletes it)",
     "not-redeployed": "N3: a REST API's methods change but no new Deployment: the stage keeps the old ones",
     "sign-in-lost": "N4: an upgrade takes away a way people or agents sign in",
     "replaced": "a resource holding state is replaced",
@@ -779,8 +811,18 @@ class Transition:
                     f"{', '.join(real)} changed but no version is published: the live alias keeps the old one",
                 )
 
-    # -- createOnlyProperties
+    # -- createOnlyProperties, and what a failed update's rollback deletes
     def replacements(self) -> Iterator[Finding]:
+        for name in sorted(set(self.b) - set(self.a)):
+            policy = str(self.b[name]["DeletionPolicy"])
+            if _protected(self.b[name]) and (
+                not policy.startswith("Retain") or policy == "RetainExceptOnCreate"
+            ):
+                yield self.finding(
+                    "update-rollback-fails",
+                    name,
+                    f"created deletion-protected by this update with DeletionPolicy {policy}: its rollback cannot delete it",
+                )
         for name in sorted(self.renamed):
             kind = self.b[name]["Type"]
             if kind not in STATEFUL or kind == "AWS::StepFunctions::StateMachine":
@@ -940,46 +982,34 @@ def _machine_role(machine: dict[str, Any]) -> str | None:
 
 
 def create_rollback(deployed: Deployed, case: str = "") -> list[Finding]:
-    """A first create that fails after a deletion-protected resource exists rolls back by
-    deleting it, which fails unless a custom resource turns the protection off first. Such a
-    guard must be created right after the resource (nothing but the resource's own ancestors
-    before it) and before anything else that can fail."""
+    """A failed first create rolls back by deleting what it created. A deletion-protected
+    resource cannot be deleted (ROLLBACK_FAILED) unless the rollback leaves it (DeletionPolicy
+    Retain); one it leaves must be deleted by a guard (a custom resource whose Delete, in that
+    rollback, deletes it), or a failed first deploy leaves it behind."""
     resolved = deployed.resolved()
-    protected = {
-        name: r
-        for name, r in resolved.items()
-        if _protected(r) and r["DeletionPolicy"] in ("Delete", "RetainExceptOnCreate", "Snapshot")
-    }
+    protected = {name: r for name, r in resolved.items() if _protected(r)}
     if not protected:
         return []
     guards = _guards(deployed, resolved, protected)
     findings = []
-    everything = set(deployed.resources)
     for name in sorted(protected):
-        guard = guards.get(name)
-        if guard is None:
+        policy = str(resolved[name]["DeletionPolicy"])
+        if not policy.startswith("Retain") or policy == "RetainExceptOnCreate":
             findings.append(
                 Finding(
                     "create-rollback-fails",
                     name,
                     f"{resolved[name]['Type']} is deletion-protected from its creation and "
-                    f"DeletionPolicy {resolved[name]['DeletionPolicy']}: a failed first create cannot delete it",
+                    f"DeletionPolicy {policy}: a failed first create's rollback cannot delete it",
                     case or deployed.label,
                 )
             )
-            continue
-        before = deployed.ancestors(name) | {name}
-        early = deployed.ancestors(guard) - before
-        # What can fail while the resource exists and its guard does not yet: a failure there
-        # rolls back before the guard could turn the protection off.
-        window = everything - before - {guard} - deployed.descendants(guard)
-        if early or window:
+        elif name not in guards:
             findings.append(
                 Finding(
-                    "create-rollback-fails",
+                    "left-behind",
                     name,
-                    f"its guard {guard} is created after {sorted(early | window)[:6]}"
-                    f"{'...' if len(early | window) > 6 else ''}, any of which may fail first",
+                    "a failed first create leaves it (nothing deletes it)",
                     case or deployed.label,
                 )
             )
@@ -996,8 +1026,8 @@ def _protected(resource: dict[str, Any]) -> bool:
 
 
 def _guards(deployed: Deployed, resolved: dict[str, Any], protected: dict[str, Any]) -> dict[str, str]:
-    """Protected resource -> the custom resource whose Delete, in a create's rollback, turns its
-    protection off (found by running the handler and watching its calls)."""
+    """Protected resource -> the custom resource whose Delete, in a failed first create's
+    rollback, deletes it (found by running the handler and watching its calls)."""
     checks = deployed.release.checks
     if checks is None:
         return {}
@@ -1023,13 +1053,11 @@ def _guards(deployed: Deployed, resolved: dict[str, Any], protected: dict[str, A
             for target in protected:
                 physical = deployed.physical(target)
                 if (
-                    (call.service, call.operation) == ("dynamodb", "UpdateTable")
+                    (call.service, call.operation) == ("dynamodb", "DeleteTable")
                     and call.params.get("TableName") == physical
-                    and call.params.get("DeletionProtectionEnabled") is False
                 ) or (
-                    (call.service, call.operation) == ("cognito-idp", "UpdateUserPool")
+                    (call.service, call.operation) == ("cognito-idp", "DeleteUserPool")
                     and call.params.get("UserPoolId") == physical
-                    and call.params.get("DeletionProtection") == "INACTIVE"
                 ):
                     out[target] = name
     return out

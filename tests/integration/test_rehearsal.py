@@ -52,8 +52,8 @@ def test_it_finds_n3_the_streaming_stage_keeps_its_old_authorization(reviewed: o
     streaming = Deployed(rel, {"StreamingApi": "true"})
     iam = Deployed(rel, {"StreamingApi": "true", "AuthMode": "IAM"})
     for before, after in ((streaming, iam), (iam, streaming)):
-        found = Transition(before, after).check()
-        assert [(f.kind, f.where) for f in found] == [("not-redeployed", "StreamApiStage")], found
+        found = [f for f in Transition(before, after).check() if f.kind == "not-redeployed"]
+        assert [f.where for f in found] == ["StreamApiStage"], found
         assert "AuthorizationType" in found[0].message
 
 

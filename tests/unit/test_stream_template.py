@@ -25,6 +25,12 @@ def _resources() -> dict[str, Any]:
     return template["Resources"]  # type: ignore[no-any-return]
 
 
+def _template_conditions() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Conditions"]  # type: ignore[no-any-return]
+
+
 def _env(resources: dict[str, Any], name: str) -> dict[str, Any]:
     return resources[name]["Properties"]["Environment"]["Variables"]  # type: ignore[no-any-return]
 
@@ -33,7 +39,16 @@ def test_the_streaming_endpoint_exists_only_when_asked_for() -> None:
     resources = _resources()
     streaming = {name for name in resources if name.startswith("Stream") and name != "StreamMaxSeconds"}
     assert {"StreamFunction", "StreamApi", "StreamProxyMethod", "StreamFunctionInvokePermission"} <= streaming
-    assert {resources[name].get("Condition") for name in streaming} == {"StreamingApiOn"}
+    # One deployment for each authorization of the methods (IAM alone, or not): a stage is
+    # redeployed only by a new deployment.
+    assert {resources[name].get("Condition") for name in streaming} == {
+        "StreamingApiOn",
+        "StreamingApiIamOnly",
+        "StreamingApiWithTokensOrOpen",
+    }
+    conditions = _template_conditions()
+    for name in ("StreamingApiIamOnly", "StreamingApiWithTokensOrOpen"):
+        assert {"Condition": "StreamingApiOn"} in conditions[name]["Fn::And"], name
 
 
 def test_the_rest_api_streams_the_function_for_up_to_15_minutes() -> None:
