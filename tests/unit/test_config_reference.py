@@ -44,7 +44,7 @@ def test_every_parameter_and_setting_has_its_row() -> None:
         assert f"| `{name}` |" in page
     for path, _, _ in script._fields(Settings):
         assert f"| `{script.env_name(path)}` |" in page
-    assert "| `AuthMode` | String: `USER,CLIENT,IAM`" in page
+    assert "| `SignInPeople` | String: `true`" in page
     assert "| `POLL_INTERVAL_MS` | int, > 0 | 1000 | `PollIntervalMs` |" in page
 
 
