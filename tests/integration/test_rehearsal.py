@@ -11,14 +11,84 @@ import pytest
 from tests.rehearsal import (
     PREVIOUS_RELEASE,
     Deployed,
+    Release,
     Transition,
     create_rollback,
+    rehearse,
     release,
     upgrade,
 )
 
 # main when the third review was made: N1-N4 are in it.
 REVIEWED = "170eb83"
+
+
+def test_every_deploy_a_deployer_can_make_keeps_the_rules() -> None:
+    report = rehearse(release(None), release(PREVIOUS_RELEASE))
+    print("\n" + report.summary())
+    assert report.cases >= 150 and report.transitions >= 400, report.summary()
+    assert not report.findings, report.summary()
+
+
+# ---------------------------------------------------------------- this checkout: N1-N4 fixed
+
+
+def _iam_alone(rel: Release) -> dict[str, str]:
+    if "SignInIam" in rel.parameters:
+        return {"SignInPeople": "false", "SignInAgents": "false", "SignInIam": "true"}
+    return {"AuthMode": "IAM"}
+
+
+def _published(deployed: Deployed) -> set[str]:
+    return {
+        r["Properties"]["Description"]
+        for r in deployed.resolved().values()
+        if r["Type"] == "AWS::Lambda::Version"
+    }
+
+
+def test_n1_a_parameter_change_publishes_exactly_what_it_changes() -> None:
+    """The reservation is not part of a version; the own-issuer values are read only with your
+    own issuer: changing them alone publishes nothing, and fails nothing."""
+    rel = release(None)
+    base = Deployed(rel, {})
+    for name, value in (
+        ("WorkerReservedConcurrency", "50"),
+        ("JwtAudience", "api://taskgate"),
+        ("JwtScopes", "tasks/read"),
+        ("JwtSignInClientId", "sign-in-client"),
+        ("JwtSignInClientSecretArn", "arn:aws:secretsmanager:us-east-1:123456789012:secret:s-AbCdEf"),
+    ):
+        changed = Deployed(rel, {name: value})
+        assert Transition(base, changed).check() == [], name
+        assert _published(changed) == _published(base), name
+
+
+def test_n2_a_failed_first_create_finishes_its_rollback_and_leaves_nothing() -> None:
+    rel = release(None)
+    for values in (
+        {},
+        {"JwtIssuer": "https://issuer.example.com", "JwtClientIds": "a", "JwtSignInClientId": "s"},
+    ):
+        assert create_rollback(Deployed(rel, values)) == [], values
+
+
+def test_n3_a_change_of_the_streaming_endpoints_authorization_redeploys_its_stage() -> None:
+    rel = release(None)
+    streaming = Deployed(rel, {"StreamingApi": "true"})
+    iam = Deployed(rel, {"StreamingApi": "true", **_iam_alone(rel)})
+    for before, after in ((streaming, iam), (iam, streaming)):
+        assert Transition(before, after).check() == []
+
+
+def test_n4_an_upgrade_from_the_previous_release_keeps_people_and_agents_signed_in() -> None:
+    found, notes = upgrade(release(PREVIOUS_RELEASE), release(None))
+    assert found == [], found
+    # The former default is refused once, with what to set, and then kept whole.
+    assert any("SignInPeople=true" in note and "SignInAgents=true" in note for note in notes), notes
+
+
+# ---------------------------------------------------------------- the review's revision: N1-N4 found
 
 
 @pytest.fixture(scope="module")
