@@ -180,6 +180,25 @@ def test_worker_throttling_is_retried_for_minutes() -> None:
     assert throttling["MaxDelaySeconds"] <= 120  # keeps trying, rather than one long sleep
 
 
+def test_a_pinned_version_made_inactive_is_waited_for_minutes() -> None:
+    """A worker version not invoked for two weeks (in a VPC, or with SnapStart) goes inactive;
+    the invocation that finds it so fails with ResourceNotReadyException while Lambda restores
+    it, which takes minutes. A task parked that long runs the version it started with: the
+    retry must outlast the restore (issue 29, n4), not give up after a minute."""
+    diagrams = _load_script("diagrams")
+    retriers = _asl()["States"]["RunTool"]["Retry"]
+    for error in (
+        "Lambda.ResourceNotReadyException",
+        "Lambda.SnapStartNotReadyException",
+        "Lambda.SnapStartTimeoutException",
+        "Lambda.ENINotReadyException",
+    ):
+        (retrier,) = [r for r in retriers if error in r["ErrorEquals"]]
+        # FULL jitter draws each delay between 0 and its nominal value: on average half.
+        assert diagrams.retry_seconds(retrier) / 2 >= 5 * 60, error
+        assert retrier["MaxDelaySeconds"] <= 60, error  # it keeps asking, rather than one long sleep
+
+
 def test_names_built_from_the_stack_name_fit_any_stack_name() -> None:
     """A stack name may have 128 characters; no name derived from it may outgrow its
     service's limit (the state machine's is 80)."""
