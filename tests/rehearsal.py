@@ -333,7 +333,18 @@ class RehearsalAws:
             }
         if (service, operation) == ("cloudformation", "DescribeStacks"):
             return {"Stacks": [{"StackName": "taskgate", "StackStatus": self.stack_status}]}
+        if (service, operation) == ("stepfunctions", "ListStateMachines"):
+            return {"stateMachines": [{"stateMachineArn": arn, "name": arn.rsplit(":", 1)[1]} for arn in MACHINES]}
+        if (service, operation) == ("stepfunctions", "ListTagsForResource"):
+            tags = MACHINES.get(params["resourceArn"], {})
+            return {"tags": [{"key": k, "value": v} for k, v in tags.items()]}
         return {}
+
+
+# The account's state machines: every one a rehearsed deploy of the stack created (a replaced
+# one is kept), with the tags CloudFormation gives them.
+MACHINES: dict[str, dict[str, str]] = {}
+STACK_ID = f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/taskgate/0000"
 
 
 def invoke_checks(
@@ -344,7 +355,7 @@ def invoke_checks(
     aws = aws or RehearsalAws()
     event = {
         "ResponseURL": "https://cloudformation-custom-resource-response.example/rehearsal",
-        "StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/taskgate/0000",
+        "StackId": STACK_ID,
         "RequestId": "rehearsal",
         **event,
     }
@@ -602,8 +613,12 @@ class _Resolver(Evaluator):
                 attribute, f"<{tag}.{attribute}>"
             )
         if kind == "AWS::StepFunctions::StateMachine":
-            machine = str(self.value(props["StateMachineName"])) if "StateMachineName" in props else tag
+            # Without a name CloudFormation makes one from the logical id and a random suffix.
+            machine = str(self.value(props["StateMachineName"])) if "StateMachineName" in props else f"{tag}-Ab12"
             machine_arn = arn.format("states", f"stateMachine:{machine}")
+            MACHINES.setdefault(
+                machine_arn, {"aws:cloudformation:stack-id": STACK_ID, "aws:cloudformation:logical-id": name}
+            )
             return {None: machine_arn, "Arn": machine_arn, "Name": machine}.get(
                 attribute, f"<{tag}.{attribute}>"
             )

@@ -10,6 +10,9 @@ rollback) waits; never a task's code.
   with (its Description carries it, so a change publishes a version, and only a change does).
   The ``Tuning`` string among its properties is checked as the functions will read it: a
   misspelt key or a value out of bounds fails the deploy, naming it.
+- ``Custom::StateMachines``: the task state machines the stack's tasks may run on - the current
+  one and any an upgrade replaced (kept, with their executions) - for the functions' settings
+  and IAM: a replaced machine's tasks can still be read, answered, stopped and swept.
 - ``Custom::CreateRollbackGuard``: nothing, except in the rollback of a stack's failed first
   create: the resource it names is deletion-protected and retained (DeletionPolicy Retain, so
   the rollback always finishes), and the guard deletes it there, if it holds nothing, so a failed
@@ -101,6 +104,37 @@ def configuration(properties: dict[str, Any]) -> dict[str, str]:
     return {"Fingerprint": fingerprint(properties)}
 
 
+# ---------------------------------------------------------------- Custom::StateMachines
+
+
+def state_machines(props: dict[str, Any], stack_id: str, aws: Aws) -> dict[str, str]:
+    """Every task state machine this stack has run tasks on: the current one, the ones named
+    in ``Former`` (earlier releases named theirs), and any an upgrade replaced and kept
+    (CloudFormation tags a machine with its stack and logical id; a replaced one keeps them)."""
+    current = str(props["Current"])
+    logical_id = str(props["LogicalId"])
+    found = [current, *(str(arn) for arn in props.get("Former", []) if arn)]
+    token = None
+    while True:
+        page = aws.call("stepfunctions", "ListStateMachines", **({"nextToken": token} if token else {}))
+        for machine in page.get("stateMachines", []):
+            arn = str(machine["stateMachineArn"])
+            if arn in found or not str(machine["name"]).startswith(f"{logical_id}-"):
+                continue
+            tags = aws.call("stepfunctions", "ListTagsForResource", resourceArn=arn).get("tags", [])
+            named = {t["key"]: t["value"] for t in tags}
+            if named.get("aws:cloudformation:stack-id") == stack_id and (
+                named.get("aws:cloudformation:logical-id") == logical_id
+            ):
+                found.append(arn)
+        token = page.get("nextToken")
+        if not token:
+            break
+    previous = [arn for arn in dict.fromkeys(found) if arn != current]
+    executions = [arn.replace(":stateMachine:", ":execution:") + ":*" for arn in dict.fromkeys(found)]
+    return {"Previous": ",".join(previous), "Executions": ",".join(executions)}
+
+
 # ---------------------------------------------------------------- Custom::CreateRollbackGuard
 
 
@@ -142,6 +176,8 @@ def handle(event: dict[str, Any], aws: Aws) -> dict[str, Any]:
             data = preflight(props, event.get("OldResourceProperties"), aws)
         elif kind == "Custom::Configuration":
             data = configuration(props)
+        elif kind == "Custom::StateMachines":
+            data = state_machines(props, event["StackId"], aws)
     except Refused as refused:
         print(f"refused: {refused}")
         return {"Status": "FAILED", "Reason": str(refused), "Data": {}}

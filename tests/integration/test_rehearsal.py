@@ -88,6 +88,19 @@ def test_n4_an_upgrade_from_the_previous_release_keeps_people_and_agents_signed_
     assert any("SignInPeople=true" in note and "SignInAgents=true" in note for note in notes), notes
 
 
+def test_n6_tasks_on_a_machine_an_upgrade_replaced_can_still_be_read_answered_and_swept() -> None:
+    """A release that replaces the task state machine (a createOnly property changes) keeps the
+    old one with its executions; the functions must still describe, stop and sweep them."""
+    rel = release(None)
+    anchor = "      DefinitionUri: statemachines/task.asl.json\n"
+    assert anchor in rel.text
+    replacing = Release(None, rel.text.replace(anchor, "      Name: !Sub ${AWS::StackName}-tasks-v2\n" + anchor, 1))
+    before, after = Deployed(rel, {}), Deployed(replacing, {})
+    transition = Transition(before, after)
+    assert "TaskStateMachine" in transition.renamed
+    assert [f for f in transition.check() if f.kind in ("tasks-lost", "publish-fails", "stale-alias")] == []
+
+
 # ---------------------------------------------------------------- the review's revision: N1-N4 found
 
 

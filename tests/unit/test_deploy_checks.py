@@ -209,3 +209,53 @@ def test_the_deploy_checks_answer_cloudformation(monkeypatch: pytest.MonkeyPatch
     assert prints[0] == prints[1] != prints[2]
     checks.handler(_event("Custom::Configuration", "Delete"), None)
     assert sent[-1]["Status"] == "SUCCESS"
+
+
+def test_the_machines_an_upgrade_replaced_are_found_by_their_tags() -> None:
+    """A replaced task state machine is kept with its executions (UpdateReplacePolicy Retain);
+    the stack's functions must still reach them (issue 29, n6): the machines are this stack's
+    TaskStateMachine, as CloudFormation tagged them, and the one earlier releases named."""
+    arn = "arn:aws:states:us-east-1:123456789012:stateMachine:{}".format
+    mine = {"aws:cloudformation:stack-id": STACK, "aws:cloudformation:logical-id": "TaskStateMachine"}
+    theirs = {**mine, "aws:cloudformation:stack-id": STACK.replace("taskgate/1", "other/2")}
+    machines = {
+        arn("TaskStateMachine-New1"): mine,  # current
+        arn("TaskStateMachine-Old1"): mine,  # replaced by an upgrade, kept
+        arn("TaskStateMachine-Else"): theirs,  # another stack's
+        arn("pipeline"): {},
+    }
+
+    class Account(Aws):
+        def call(self, service: str, operation: str, **params: Any) -> dict[str, Any]:
+            self.calls.append((service, operation, params))
+            if operation == "ListStateMachines":
+                names = sorted(machines)
+                page = names[:2] if "nextToken" not in params else names[2:]
+                return {
+                    "stateMachines": [{"stateMachineArn": a, "name": a.rsplit(":", 1)[1]} for a in page],
+                    **({"nextToken": "2"} if "nextToken" not in params else {}),
+                }
+            if operation == "ListTagsForResource":
+                return {"tags": [{"key": k, "value": v} for k, v in machines[params["resourceArn"]].items()]}
+            return {}
+
+    event = _event(
+        "Custom::StateMachines",
+        Current=arn("TaskStateMachine-New1"),
+        LogicalId="TaskStateMachine",
+        Former=[arn("taskgate-task")],
+    )
+    answer = deploy_checks().handle(event, Account())
+    assert answer["Status"] == "SUCCESS", answer
+    assert answer["Data"]["Previous"].split(",") == [arn("taskgate-task"), arn("TaskStateMachine-Old1")]
+    executions = answer["Data"]["Executions"].split(",")
+    assert executions == [
+        a.replace(":stateMachine:", ":execution:") + ":*"
+        for a in (arn("TaskStateMachine-New1"), arn("taskgate-task"), arn("TaskStateMachine-Old1"))
+    ]
+    template = source()["Resources"]
+    for function in ("ApiFunction", "SweeperFunction", "StreamFunction"):
+        env = template[function]["Properties"]["Environment"]["Variables"]
+        assert env["PREVIOUS_STATE_MACHINE_ARNS"] == {"Fn::GetAtt": ["TaskStateMachines", "Previous"]}, (
+            function
+        )
