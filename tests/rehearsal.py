@@ -334,7 +334,9 @@ class RehearsalAws:
         if (service, operation) == ("cloudformation", "DescribeStacks"):
             return {"Stacks": [{"StackName": "taskgate", "StackStatus": self.stack_status}]}
         if (service, operation) == ("stepfunctions", "ListStateMachines"):
-            return {"stateMachines": [{"stateMachineArn": arn, "name": arn.rsplit(":", 1)[1]} for arn in MACHINES]}
+            return {
+                "stateMachines": [{"stateMachineArn": arn, "name": arn.rsplit(":", 1)[1]} for arn in MACHINES]
+            }
         if (service, operation) == ("stepfunctions", "ListTagsForResource"):
             tags = MACHINES.get(params["resourceArn"], {})
             return {"tags": [{"key": k, "value": v} for k, v in tags.items()]}
@@ -614,7 +616,9 @@ class _Resolver(Evaluator):
             )
         if kind == "AWS::StepFunctions::StateMachine":
             # Without a name CloudFormation makes one from the logical id and a random suffix.
-            machine = str(self.value(props["StateMachineName"])) if "StateMachineName" in props else f"{tag}-Ab12"
+            machine = (
+                str(self.value(props["StateMachineName"])) if "StateMachineName" in props else f"{tag}-Ab12"
+            )
             machine_arn = arn.format("states", f"stateMachine:{machine}")
             MACHINES.setdefault(
                 machine_arn, {"aws:cloudformation:stack-id": STACK_ID, "aws:cloudformation:logical-id": name}

@@ -94,7 +94,9 @@ def test_n6_tasks_on_a_machine_an_upgrade_replaced_can_still_be_read_answered_an
     rel = release(None)
     anchor = "      DefinitionUri: statemachines/task.asl.json\n"
     assert anchor in rel.text
-    replacing = Release(None, rel.text.replace(anchor, "      Name: !Sub ${AWS::StackName}-tasks-v2\n" + anchor, 1))
+    replacing = Release(
+        None, rel.text.replace(anchor, "      Name: !Sub ${AWS::StackName}-tasks-v2\n" + anchor, 1)
+    )
     before, after = Deployed(rel, {}), Deployed(replacing, {})
     transition = Transition(before, after)
     assert "TaskStateMachine" in transition.renamed
