@@ -1405,3 +1405,108 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---------------------------------------------------------------------------- what Parameters come to mean
+
+
+def _environment(deployed: Deployed) -> dict[str, Any]:
+    """Every function's resolved environment: (function, variable) -> value."""
+    out: dict[str, Any] = {}
+    for name, r in deployed.resolved().items():
+        if r["Type"] == "AWS::Lambda::Function":
+            for variable, value in r["Properties"].get("Environment", {}).get("Variables", {}).items():
+                out[f"{name}.{variable}"] = value
+    return out
+
+
+# Where a Parameter is read only beside others (your own issuer's values), its meaning is
+# compared on a stack that has them.
+_OWN_ISSUER = {
+    "JwtIssuer": "https://issuer.example.com",
+    "JwtSignInClientId": "sign-in-client",
+    "JwtClientIds": "client-base",
+    "JwtAudience": "api://base",
+}
+_READ_BESIDE = {
+    name: _OWN_ISSUER
+    for name in ("JwtAudience", "JwtClientIds", "JwtScopes", "JwtSignInClientId", "JwtSignInClientSecretArn")
+}
+
+
+def _reaches(rel: Release, name: str, value: str, other: str) -> set[str]:
+    """The variables (function.VARIABLE) and resources that differ between ``name=other`` and
+    ``name=value``, everything else the same."""
+    context = {k: v for k, v in _READ_BESIDE.get(name, {}).items() if k in rel.parameters and k != name}
+    context.update({k: v for k, v in with_companions(rel, name, value).items() if k != name})
+    base, changed = Deployed(rel, {**context, name: other}), Deployed(rel, {**context, name: value})
+    if changed.invalid or changed.refusals or base.invalid or base.refusals:
+        return set()
+    a, b = _environment(base), _environment(changed)
+    reached = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+    reached |= {f"resource {n}" for n in set(base.resources) ^ set(changed.resources)}
+    return reached
+
+
+def meaning_changes(previous: Release, current: Release) -> dict[str, str]:
+    """{Parameter: how its meaning changed} for each Parameter both releases have whose values
+    reach fewer of the settings or resources they reached (the same value, a lesser effect): a
+    deployed stack keeps its value through an upgrade, and loses what it did."""
+    out: dict[str, str] = {}
+    for name in previous.parameters:
+        if name not in current.parameters:
+            continue
+        samples = values_of(previous, name)
+        if not samples:
+            continue
+        value = samples[0]
+        if _invalid(current.parameters[name], value):
+            out[name] = f"{name}={value} is no longer accepted"
+            continue
+        others = [
+            v for v in [*samples[1:], previous.default(name)] if not _invalid(current.parameters[name], v)
+        ]
+        if not others:
+            continue
+        other = others[0]
+        before, after = _reaches(previous, name, value, other), _reaches(current, name, value, other)
+        lost = sorted(before - after)
+        if lost and before:
+            out[name] = (
+                f"{name} no longer sets {', '.join(lost)} (now: {', '.join(sorted(after)) or 'nothing'})"
+            )
+    return out
+
+
+def upgrade_report(
+    previous: Release, current: Release, values: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """(Parameter or topic, what an upgrade from ``previous`` deployed with ``values`` does to it)."""
+    from taskgate.tuning import KEYS
+
+    old = Deployed(previous, values or {})
+    report: list[tuple[str, str]] = []
+    for name in previous.parameters:
+        if name in current.parameters:
+            before, after = previous.default(name), current.default(name)
+            if before != after:
+                report.append(
+                    (
+                        name,
+                        f"default {before!r} -> {after!r}; a stack deployed before keeps {old.values[name]!r} (sam deploy keeps a Parameter's previous value)",
+                    )
+                )
+            continue
+        value, chosen = old.values[name], old.values[name] != previous.default(name)
+        where = f"now the Tuning key {name}" if name in KEYS else "dropped"
+        report.append(
+            (name, f"removed: {where}" + (f"; this stack's {value!r} must be set there" if chosen else ""))
+        )
+    for name, what in meaning_changes(previous, current).items():
+        report.append((name, what))
+    findings, notes = upgrade(previous, current, values)
+    for note in notes:
+        report.append(("upgrade", note))
+    for f in findings:
+        report.append(("sign-in" if f.kind == "sign-in-lost" else f.kind, f"{f.where}: {f.message}"))
+    return report

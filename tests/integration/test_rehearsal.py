@@ -6,6 +6,8 @@ find the four majors the third review found on the revision before it (170eb83).
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from tests.rehearsal import (
@@ -21,6 +23,7 @@ from tests.rehearsal import (
 
 # main when the third review was made: N1-N4 are in it.
 REVIEWED = "170eb83"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_every_deploy_a_deployer_can_make_keeps_the_rules() -> None:
@@ -101,6 +104,27 @@ def test_n6_tasks_on_a_machine_an_upgrade_replaced_can_still_be_read_answered_an
     transition = Transition(before, after)
     assert "TaskStateMachine" in transition.renamed
     assert [f for f in transition.check() if f.kind in ("tasks-lost", "publish-fails", "stale-alias")] == []
+
+
+def test_n4_the_upgrade_report_says_what_a_parameter_comes_to_mean(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """scripts/upgrade_diff.py reports Parameters, not only resources: the former default's
+    refusal and what to set, and a value that reaches less than it did (JwtAudience named client
+    ids too before SignInAgents had JwtClientIds)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("upgrade_diff", ROOT / "scripts" / "upgrade_diff.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.main(["--before", PREVIOUS_RELEASE])
+    out = capsys.readouterr().out
+    parameters = out.split("\nParameters:\n", 1)[1]
+    assert "AuthMode: default 'JWT' -> ''; a stack deployed before keeps 'JWT'" in parameters
+    assert 'set AuthMode="" SignInPeople=true SignInAgents=true SignInIam=false' in parameters
+    assert "JwtAudience: JwtAudience no longer sets ApiFunction.OAUTH_CLIENT_IDS" in parameters
+    assert "sign-in" not in parameters  # kept whole once set as told
 
 
 # ---------------------------------------------------------------- the review's revision: N1-N4 found
