@@ -43,9 +43,11 @@ def test_the_architecture_is_a_parameter_the_layer_build_knows() -> None:
 
 
 def test_the_endpoint_override_is_empty_by_default_and_reaches_every_function() -> None:
+    """Declared (empty: AWS itself) so that `sam local invoke --env-vars` may set it; not a
+    Parameter a deployer could set by mistake."""
     t = _template()
-    assert t["Parameters"]["EndpointUrl"]["Default"] == ""
-    assert t["Globals"]["Function"]["Environment"]["Variables"]["AWS_ENDPOINT_URL"] == {"Ref": "EndpointUrl"}
+    assert "EndpointUrl" not in t["Parameters"]
+    assert t["Globals"]["Function"]["Environment"]["Variables"]["AWS_ENDPOINT_URL"] == ""
 
 
 def test_env_json_sets_only_variables_the_template_declares() -> None:
