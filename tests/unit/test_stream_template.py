@@ -88,11 +88,17 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
     assert {k: v for k, v in api.items() if k not in FRONT} == {
         k: v for k, v in stream.items() if k not in FRONT
     }
-    statements = [
-        resources[name]["Properties"]["Policies"][0]["Statement"]
-        for name in ("ApiFunction", "StreamFunction")
-    ]
-    assert statements[0] == statements[1]
+    # The same rights: one managed policy (ServeMcpPolicy) and the jobs' two, not a copy.
+    policies = [resources[name]["Properties"]["Policies"] for name in ("ApiFunction", "StreamFunction")]
+    assert (
+        policies[0]
+        == policies[1]
+        == [
+            {"Ref": "ServeMcpPolicy"},
+            {"Ref": "JobStatusPolicy"},
+            {"Ref": "JobStopPolicy"},
+        ]
+    )
     # Sign-in as on the HTTP API: the REST API checks SigV4 on every route under IAM alone and
     # on /iam/mcp beside tokens; the app checks tokens, naming this endpoint's /mcp as their
     # resource (OAUTH_RESOURCE, under STREAM_PUBLIC_URL), and serves this endpoint's Host.

@@ -442,7 +442,8 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     assert "JwtClientIds" in json.dumps(env["OAUTH_CLIENT_IDS"]) and "JwtClientIds" not in json.dumps(
         env["OAUTH_AUDIENCES"]
     )
-    grants = json.dumps(resources["ApiFunction"]["Properties"]["Policies"])
+    grants = json.dumps(resources["ServeMcpPolicy"]["Properties"]["PolicyDocument"])
+    assert {"Ref": "ServeMcpPolicy"} in resources["ApiFunction"]["Properties"]["Policies"]
     assert '"Ref": "SignInKeySecret"' in grants and '"Ref": "JwtSignInClientSecretArn"' in grants
 
 

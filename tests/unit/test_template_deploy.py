@@ -28,11 +28,16 @@ def _resolved(parameters: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def _statements(resources: dict[str, Any], role: str) -> list[dict[str, Any]]:
-    return [
-        s
-        for policy in resources[role]["Properties"].get("Policies", [])
-        for s in policy["PolicyDocument"]["Statement"]
+    """The role's inline statements and those of the stack's managed policies it names."""
+    props = resources[role]["Properties"]
+    documents = [policy["PolicyDocument"] for policy in props.get("Policies", [])]
+    managed = set(props.get("ManagedPolicyArns", []))
+    documents += [
+        r["Properties"]["PolicyDocument"]
+        for name, r in resources.items()
+        if r["Type"] == "AWS::IAM::ManagedPolicy" and f"<{name}>" in managed
     ]
+    return [s for document in documents for s in document["Statement"]]
 
 
 def _granting(statements: list[dict[str, Any]], action: str) -> list[Any]:
