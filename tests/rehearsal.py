@@ -684,6 +684,7 @@ KINDS = {
     "rollback-refused": "an update's rollback sends a custom resource its old properties, which it refuses",
     "no-service-timeout": "a custom resource waits an hour for a lost answer (ServiceTimeout unset)",
     "refused-silently": "an upgrade is refused without saying what to set",
+    "cold-start-fails": "a configuration deploys but its functions cannot start (Settings refuses it)",
 }
 
 
@@ -1304,6 +1305,28 @@ class Report:
         return "\n".join(lines)
 
 
+def cold_start(deployed: Deployed) -> list[Finding]:
+    """A stack that deploys must start: each function's settings, as the template gives them,
+    pass Settings' checks (a value the deploy accepted but the functions refuse would fail every
+    request). Only this checkout's Settings can tell."""
+    from taskgate.config import ConfigurationError, Settings
+
+    out = []
+    for name, r in deployed.resolved().items():
+        env = (
+            r["Properties"].get("Environment", {}).get("Variables", {})
+            if r["Type"] == "AWS::Lambda::Function"
+            else {}
+        )
+        if "TASK_TABLE" not in env:
+            continue
+        try:
+            Settings.from_env({k: str(v) for k, v in env.items()})
+        except ConfigurationError as error:
+            out.append(Finding("cold-start-fails", name, str(error), deployed.label))
+    return out
+
+
 def static_checks(deployed: Deployed) -> list[Finding]:
     out = []
     for name, r in deployed.resources.items():
@@ -1336,6 +1359,9 @@ def rehearse(
         key = describe(values)
         if key not in configurations:
             configurations[key] = Deployed(rel, values)
+            d = configurations[key]
+            if not (d.invalid or d.refusals) and rel.revision is None:
+                findings.update(cold_start(d))
         d = configurations[key]
         if d.invalid or d.refusals:
             report.refused.append(f"{key}: {'; '.join(d.invalid + d.refusals)}")

@@ -24,6 +24,7 @@ ALTERNATES = {
     "JwtScopes": "tasks/read",
     "OAuthCallbackUrls": "https://app.example.com/callback",
     "StreamingApi": "true",
+    "Tuning": "MaxTtlMs=604800000",
     "ToolModules": "taskgate_conformance,taskgate_tools",
     "ToolDeclarations": "taskgate_tools:jobs.json",
     "EndpointUrl": "http://127.0.0.1:4599",
@@ -104,8 +105,8 @@ CASES = sorted({(p, f) for f, ps in READ.items() for p in ps})
 
 def test_the_aliased_functions_read_configuration() -> None:
     assert set(READ) == {"ApiFunction", "WorkerFunction"}
-    assert {"MaxTtlMs", "SignInPeople", "ApiMemorySize", "ToolModules", "SnapStart"} <= READ["ApiFunction"]
-    assert {"MaxTtlMs", "WorkerMemorySize", "ToolModules", "Architecture"} <= READ["WorkerFunction"]
+    assert {"Tuning", "SignInPeople", "ApiMemorySize", "ToolModules", "SnapStart"} <= READ["ApiFunction"]
+    assert {"Tuning", "WorkerMemorySize", "ToolModules", "Architecture"} <= READ["WorkerFunction"]
     assert "WorkerReservedConcurrency" not in READ["WorkerFunction"]
 
 

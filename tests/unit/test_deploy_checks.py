@@ -259,3 +259,20 @@ def test_the_machines_an_upgrade_replaced_are_found_by_their_tags() -> None:
         assert env["PREVIOUS_STATE_MACHINE_ARNS"] == {"Fn::GetAtt": ["TaskStateMachines", "Previous"]}, (
             function
         )
+
+
+def test_a_misspelt_tuning_key_fails_the_deploy_naming_it() -> None:
+    """The configuration custom resource checks the Tuning string before any function runs
+    with it (issue 29, item 4): the deploy fails, and CloudFormation shows the reason."""
+    checks = deploy_checks()
+    for tuning, named in (
+        ("CallPeiceSeconds=15", "Tuning: unknown key CallPeiceSeconds (did you mean CallPieceSeconds?)"),
+        ("CallPieceSeconds=40", "Tuning: CallPieceSeconds must be between 1 and 25, not 40"),
+        ("HangUpSeconds=30", "Tuning: Value error, HangUpSeconds (30) must cover three reconnects"),
+    ):
+        answer = checks.handle(_event("Custom::Configuration", Tuning=tuning, Parameters={}), Aws())
+        assert answer["Status"] == "FAILED" and answer["Reason"].startswith(named), answer
+    good = checks.handle(_event("Custom::Configuration", Tuning="CallPieceSeconds=15", Parameters={}), Aws())
+    assert good["Status"] == "SUCCESS" and good["Data"]["Fingerprint"]
+    for configuration in ("ApiConfiguration", "WorkerConfiguration"):
+        assert source()["Resources"][configuration]["Properties"]["Tuning"] == {"Ref": "Tuning"}

@@ -25,6 +25,12 @@ def _resources() -> dict[str, Any]:
     return template["Resources"]  # type: ignore[no-any-return]
 
 
+def _template_globals() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Globals"]["Function"]["Environment"]["Variables"]  # type: ignore[no-any-return]
+
+
 def _template_conditions() -> dict[str, Any]:
     template, matches = decode(str(ROOT / "template.yaml"))
     assert not matches and template is not None
@@ -179,18 +185,21 @@ def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_
     assert sign_in.resource.path == "/mcp"
 
 
-def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> None:
-    # A Parameter change publishes a new version only if the fingerprint sees it (issue 20).
+def test_the_tuning_is_in_both_functions_fingerprints() -> None:
+    # A Tuning change publishes a new version only if the fingerprint sees it (issue 20); the
+    # plain-call settings are Tuning keys now (issue 29).
+    from taskgate.tuning import KEYS
+
     resources = _resources()
-    fingerprinted = resources["ApiConfiguration"]["Properties"]["Parameters"]
-    for name in (
+    for configuration in ("ApiConfiguration", "WorkerConfiguration"):
+        assert resources[configuration]["Properties"]["Tuning"] == {"Ref": "Tuning"}
+    assert {
         "InlineCallMaxSeconds",
         "CallWaitSeconds",
         "CallHandles",
         "CallPieceSeconds",
         "HangUpSeconds",
-    ):
-        assert fingerprinted[name] == {"Ref": name}
+    } <= set(KEYS)
 
 
 def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() -> None:
@@ -200,3 +209,5 @@ def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() 
         env = _env(resources, function)
         passed = {k for k in env if k.startswith(("CALL_", "INLINE_", "HANG_", "FRONT_"))}
         assert passed and passed <= fields, passed - fields
+        # The rest of them come in the Tuning (one variable for every function).
+    assert _template_globals()["TUNING"] == {"Ref": "Tuning"}

@@ -249,13 +249,16 @@ def test_results_outlive_the_longest_task_the_template_allows() -> None:
             untagged.append(days)
     # One rule per class the code tags objects with, expiring after exactly that.
     assert tagged == {f"{d}d": d for d in RETENTION_CLASSES_DAYS}
-    # The longest TTL the template accepts has a class; rules without a tag never cut it short.
-    longest = _template()["Parameters"]["MaxTtlMs"]["MaxValue"]
+    # The longest TTL a Tuning accepts has a class; rules without a tag never cut it short.
+    from taskgate.config import Settings
+    from taskgate.tuning import BOUNDS
+
+    longest = int(BOUNDS["MaxTtlMs"][1])
     assert retention_days(longest) in RETENTION_CLASSES_DAYS
     assert all(days >= retention_days(longest) for days in untagged)
     for env in ("default", "dev", "prod"):
-        max_ttl = int(_deployed_parameters(env)["MaxTtlMs"])
-        assert retention_days(max_ttl) * 86_400_000 > max_ttl, env
+        tuned = Settings.from_env({"TASK_TABLE": "t", "TUNING": _deployed_parameters(env)["Tuning"]})
+        assert retention_days(tuned.max_ttl_ms) * 86_400_000 > tuned.max_ttl_ms, env
 
 
 def test_alarm_notifications_can_be_delivered() -> None:
