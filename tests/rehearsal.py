@@ -1508,7 +1508,7 @@ def upgrade_report(
     previous: Release, current: Release, values: dict[str, str] | None = None
 ) -> list[tuple[str, str]]:
     """(Parameter or topic, what an upgrade from ``previous`` deployed with ``values`` does to it)."""
-    from taskgate.tuning import KEYS
+    from taskgate.tuning import EXPORTED, KEYS
 
     old = Deployed(previous, values or {})
     report: list[tuple[str, str]] = []
@@ -1524,7 +1524,7 @@ def upgrade_report(
                 )
             continue
         value, chosen = old.values[name], old.values[name] != previous.default(name)
-        where = f"now the Tuning key {name}" if name in KEYS else "dropped"
+        where = f"now the Tuning key {name}" if name in KEYS or name in EXPORTED else "dropped"
         report.append(
             (name, f"removed: {where}" + (f"; this stack's {value!r} must be set there" if chosen else ""))
         )

@@ -4,10 +4,14 @@ bounds its Parameter had or one Settings refuses fails, naming the key."""
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from taskgate.config import Settings
 from taskgate.tuning import BOUNDS, KEYS, TuningError, environment, parse_tuning, with_tuning
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_pairs_set_the_variables_settings_reads() -> None:
@@ -57,3 +61,26 @@ def test_a_tuning_the_functions_could_not_start_with_is_refused_naming_the_key(t
 def test_a_variable_the_environment_sets_itself_wins() -> None:
     assert with_tuning({"TUNING": "MaxTtlMs=60000", "MAX_TTL_MS": "120000"})["MAX_TTL_MS"] == "120000"
     assert with_tuning({"TUNING": "MaxTtlMs=60000", "MAX_TTL_MS": ""})["MAX_TTL_MS"] == "60000"
+
+
+def test_the_log_level_is_put_where_powertools_reads_it() -> None:
+    """LogLevel is a Tuning key (it was a Parameter): Powertools reads POWERTOOLS_LOG_LEVEL
+    itself when a handler builds its logger, so the handler puts it there first."""
+    from taskgate.tuning import export_environment
+
+    environ = {"TUNING": "CallPieceSeconds=15 LogLevel=DEBUG"}
+    export_environment(environ)
+    assert environ["POWERTOOLS_LOG_LEVEL"] == "DEBUG"
+    kept = {"TUNING": "LogLevel=DEBUG", "POWERTOOLS_LOG_LEVEL": "ERROR"}
+    export_environment(kept)
+    assert kept["POWERTOOLS_LOG_LEVEL"] == "ERROR"
+    with pytest.raises(TuningError, match="LogLevel must be one of DEBUG, INFO, WARNING, ERROR"):
+        parse_tuning("LogLevel=LOUD")
+    for handler in (
+        "api/api_handler.py",
+        "worker/worker_handler.py",
+        "sweeper/sweeper_handler.py",
+        "stream/stream_handler.py",
+    ):
+        text = (ROOT / "functions" / handler).read_text()
+        assert text.index("export_environment()") < text.index("Logger()"), handler

@@ -13,8 +13,9 @@ naming the key), with the same checks ``Settings`` makes at a cold start.
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 # Key -> the environment variable Settings reads. Later settings only the functions read join
 # here rather than the template's Parameters.
@@ -41,6 +42,9 @@ KEYS: dict[str, str] = {
     "RequestStateTtlSeconds": "REQUEST_STATE_TTL_SECONDS",
     "AllowedHosts": "ALLOWED_HOSTS",
 }
+# Keys for what a library reads from the environment itself (Powertools' logger): a function's
+# handler puts them there before it builds its logger (``export_environment``).
+EXPORTED: dict[str, str] = {"LogLevel": "POWERTOOLS_LOG_LEVEL"}
 # The bounds each key had as a template Parameter (MinValue, MaxValue; the values are
 # numbers), kept where Settings alone is looser: a Tuning accepts what the Parameter did.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -63,7 +67,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "HangUpSeconds": (30, 86_400),
     "RequestStateTtlSeconds": (10, 86_400),
 }
-CHOICES: dict[str, tuple[str, ...]] = {"CallHandles": ("true", "false")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "CallHandles": ("true", "false"),
+    "LogLevel": ("DEBUG", "INFO", "WARNING", "ERROR"),
+}
 # The environment variable a function finds its Tuning in (the template sets it).
 VARIABLE = "TUNING"
 # The strictest front a function serves behind (API Gateway's HTTP API): a Tuning is checked
@@ -84,9 +91,10 @@ def parse_tuning(text: str) -> dict[str, str]:
         if match is None:
             raise TuningError(f"'{item}' is not Key=value (pairs are separated by spaces)")
         key, value = match.groups()
-        if key not in KEYS:
-            close = difflib.get_close_matches(key, KEYS, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]}?)" if close else f"; known keys: {', '.join(KEYS)}"
+        if key not in KEYS and key not in EXPORTED:
+            known = [*KEYS, *EXPORTED]
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else f"; known keys: {', '.join(known)}"
             raise TuningError(f"unknown key {key}{hint}")
         if key in values:
             raise TuningError(f"{key} is given twice")
@@ -119,6 +127,16 @@ def environment(text: str) -> dict[str, str]:
     return out
 
 
+def export_environment(environ: MutableMapping[str, str] | None = None) -> None:
+    """Put the Tuning's values for libraries that read the environment themselves (the log
+    level) where they read them (``os.environ``), unless set there already."""
+    environ = os.environ if environ is None else environ
+    for item in environ.get(VARIABLE, "").split():
+        key, _, value = item.partition("=")
+        if key in EXPORTED and not environ.get(EXPORTED[key]):
+            environ[EXPORTED[key]] = value
+
+
 def with_tuning(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` with its Tuning's values under their variables; a variable set in ``environ``
     itself (not empty) wins."""
@@ -129,7 +147,11 @@ def with_tuning(environ: Mapping[str, str]) -> dict[str, str]:
 def _check(values: dict[str, str]) -> None:
     from .config import ConfigurationError, Settings
 
-    env = {"TASK_TABLE": "tuning-check", **_STRICTEST_FRONT, **{KEYS[k]: v for k, v in values.items()}}
+    env = {
+        "TASK_TABLE": "tuning-check",
+        **_STRICTEST_FRONT,
+        **{KEYS[k]: v for k, v in values.items() if k in KEYS},
+    }
     try:
         Settings.from_env(env)
     except ConfigurationError as error:
