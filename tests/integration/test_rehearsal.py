@@ -127,6 +127,23 @@ def test_n4_the_upgrade_report_says_what_a_parameter_comes_to_mean(
     assert "sign-in" not in parameters  # kept whole once set as told
 
 
+def test_the_upgrade_notes_name_every_parameter_an_upgrade_changes() -> None:
+    """docs/deploying/upgrading.md's notes from the previous release name each Parameter it
+    had that is gone, has another default, or reaches less than it did (n10)."""
+    previous, current = release(PREVIOUS_RELEASE), release(None)
+    page = (ROOT / "docs" / "deploying" / "upgrading.md").read_text()
+    notes = page.split(f"## Upgrade notes: from {PREVIOUS_RELEASE}", 1)[1]
+    changed = {n for n in previous.parameters if n not in current.parameters}
+    changed |= {
+        n
+        for n in previous.parameters
+        if n in current.parameters and previous.default(n) != current.default(n)
+    }
+    changed |= {"JwtAudience"}  # meaning_changes finds it (test_n4_the_upgrade_report_...)
+    missing = sorted(n for n in changed if f"`{n}`" not in notes)
+    assert not missing, missing
+
+
 # ---------------------------------------------------------------- the review's revision: N1-N4 found
 
 
