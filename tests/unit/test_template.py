@@ -258,7 +258,7 @@ def test_results_outlive_the_longest_task_the_template_allows() -> None:
     assert all(days >= retention_days(longest) for days in untagged)
     for env in ("default", "dev", "prod"):
         tuned = Settings.from_env({"TASK_TABLE": "t", "TUNING": _deployed_parameters(env)["Tuning"]})
-        assert retention_days(tuned.max_ttl_ms) * 86_400_000 > tuned.max_ttl_ms, env
+        assert retention_days(tuned.limits.max_ttl_ms) * 86_400_000 > tuned.limits.max_ttl_ms, env
 
 
 def test_alarm_notifications_can_be_delivered() -> None:
@@ -424,9 +424,9 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     from taskgate.config import Settings
 
     sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
-    assert sign_in <= {f.upper() for f in Settings.model_fields}
+    assert sign_in <= {f.upper() for f in Settings.variables()}
     # Tuning knobs (token lifetimes, registration rates) keep their defaults; the rest is set.
-    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))} - {
+    assert sign_in == {f.upper() for f in Settings.variables() if f.startswith(("auth_", "oauth_"))} - {
         "OAUTH_RESOURCE",
         "OAUTH_ACCESS_TOKEN_TTL_SECONDS",
         "OAUTH_REFRESH_TOKEN_TTL_DAYS",
@@ -469,7 +469,9 @@ def test_the_template_reads_sign_in_as_the_function_does() -> None:
         }
         conditions = _conditions(params)
         mode = Evaluator(_template(), params).value(auth_mode)
-        members = Settings.from_env({**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}).auth_mode
+        members = Settings.from_env(
+            {**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}
+        ).sign_in.auth_mode
         assert members == {m for m, on in zip(("USER", "CLIENT", "IAM"), values, strict=True) if on == "true"}
         assert conditions["HasUser"] == ("USER" in members), values
         assert conditions["HasClient"] == ("CLIENT" in members), values

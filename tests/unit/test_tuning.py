@@ -24,15 +24,15 @@ def test_pairs_set_the_variables_settings_reads() -> None:
         "AllowedHosts": "a.example.com,b.example.com",
         "CallHandles": "false",
     }
-    settings = Settings.from_env(with_tuning({"TASK_TABLE": "t", "TUNING": text}))
-    assert settings.call_piece_seconds == 15 and settings.hang_up_seconds == 120
-    assert settings.allowed_hosts == ("a.example.com", "b.example.com") and settings.call_handles is False
+    settings = Settings.from_env({"TASK_TABLE": "t", "TUNING": text})
+    assert settings.calls.piece_seconds == 15 and settings.calls.hang_up_seconds == 120
+    assert settings.allowed_hosts == ("a.example.com", "b.example.com") and settings.calls.handles is False
     assert parse_tuning("") == {} and environment("") == {}
 
 
 def test_every_key_is_a_variable_settings_reads() -> None:
-    fields = {name.upper() for name in Settings.model_fields}
-    assert set(KEYS.values()) <= fields
+    variables = {name.upper() for name in Settings.variables()}
+    assert set(KEYS.values()) <= variables
     assert set(BOUNDS) <= set(KEYS)
 
 
