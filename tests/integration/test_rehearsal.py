@@ -16,6 +16,7 @@ from tests.rehearsal import (
     Release,
     Transition,
     create_rollback,
+    former_values,
     rehearse,
     release,
     upgrade,
@@ -127,6 +128,25 @@ def test_n4_the_upgrade_report_says_what_a_parameter_comes_to_mean(
     assert "sign-in" not in parameters  # kept whole once set as told
 
 
+def test_an_upgrade_keeps_what_the_deployer_chose_for_a_parameter_this_release_removed() -> None:
+    """A stack of the previous release with a value other than the default for every Parameter
+    that is a Tuning key now: a plain sam deploy (CloudFormation forgets the Parameter) is
+    refused by the configuration custom resource with the Tuning to set, and deployed so keeps
+    them all; make deploy carries them first and is not refused."""
+    previous, current = release(PREVIOUS_RELEASE), release(None)
+    chosen = former_values(previous, current)
+    assert {"MaxTtlMs", "LogLevel", "StaleAfterSeconds", "AllowedHosts"} <= set(chosen), chosen
+    found, notes = upgrade(previous, current, chosen)
+    assert found == [], found
+    refusal = next(n for n in notes if n.startswith("refused: ApiConfiguration:"))
+    told = refusal.split('Set Tuning="', 1)[1].split('"', 1)[0]
+    assert sorted(told.split()) == sorted(f"{k}={v}" for k, v in chosen.items())
+    found, notes = upgrade(previous, current, chosen, make_deploy=True)
+    assert found == [], found
+    assert notes[0].startswith("make deploy carried: Tuning=")
+    assert not any("ApiConfiguration" in n for n in notes), notes
+
+
 def test_the_upgrade_notes_name_every_parameter_an_upgrade_changes() -> None:
     """docs/deploying/upgrading.md's notes from the previous release name each Parameter it
     had that is gone, has another default, or reaches less than it did (n10)."""
@@ -189,3 +209,13 @@ def test_it_finds_n4_an_upgrade_from_jwt_locks_people_out(reviewed: object) -> N
     assert any("McpClient loses callbacks" in m for m in lost), found
     assert any("McpClient loses scopes ['taskgate/tasks']" in m for m in lost), found
     assert any("no longer accepts client ids" in m for m in lost), found
+
+
+def test_on_main_before_it_a_plain_sam_deploy_dropped_those_values_saying_nothing() -> None:
+    """69de74f (main when issue 29's first half merged): the Tuning replaced 21 Parameters, and
+    an upgrade with sam deploy returned each value a deployer had chosen to its default."""
+    previous = release(PREVIOUS_RELEASE)
+    found, notes = upgrade(previous, release("69de74f"), former_values(previous, release(None)))
+    lost = {f.message.split(" ran with ", 1)[1].split(" ", 1)[0] for f in found if f.kind == "value-lost"}
+    assert {"MaxTtlMs", "LogLevel", "StaleAfterSeconds", "AllowedHosts"} <= lost, found
+    assert not any("ApiConfiguration" in n for n in notes), notes
