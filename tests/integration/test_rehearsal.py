@@ -19,7 +19,9 @@ from tests.rehearsal import (
     former_values,
     rehearse,
     release,
+    removed_parameter,
     upgrade,
+    upgrade_report,
 )
 
 # main when the third review was made: N1-N4 are in it.
@@ -145,6 +147,25 @@ def test_an_upgrade_keeps_what_the_deployer_chose_for_a_parameter_this_release_r
     assert found == [], found
     assert notes[0].startswith("make deploy carried: Tuning=")
     assert not any("ApiConfiguration" in n for n in notes), notes
+
+
+def test_the_upgrade_report_says_where_each_removed_parameters_value_goes() -> None:
+    """scripts/upgrade_diff.py's Parameters section, per removed Parameter: its new home, and
+    what make deploy and a plain sam deploy do with the stack's value."""
+    report = dict(upgrade_report(release(PREVIOUS_RELEASE), release(None), {"MaxTtlMs": "604800000"}))
+    assert report["MaxTtlMs"] == (
+        'removed: its value goes to the Tuning key MaxTtlMs (Tuning="MaxTtlMs=<value>"); this '
+        "stack's '604800000': make deploy carries it into Tuning and saves it; a plain sam deploy "
+        'is refused until Tuning sets it (Tuning="MaxTtlMs=604800000")'
+    )
+    assert report["PollIntervalMs"].endswith("this stack has the default '1000': nothing to carry")
+    assert report["EndpointUrl"].startswith("removed: its value has no new home: it was for sam local")
+    queue = "arn:aws:batch:us-east-1:123456789012:job-queue/q"
+    assert removed_parameter("JobBatchQueueArns", queue, "") == (
+        "removed: its value goes to JobArns (one list of every job's ARNs, of any kind); this "
+        f"stack's '{queue}': make deploy adds it to JobArns and saves it; a plain sam deploy drops it "
+        "(the jobs' IAM with it): set JobArns to include it"
+    )
 
 
 def test_the_upgrade_notes_name_every_parameter_an_upgrade_changes() -> None:
