@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import pathlib
 import socket
 import subprocess
@@ -185,3 +187,56 @@ def test_an_owner_has_a_share_of_the_slots_and_hanging_up_gives_them_back(
                 break
             time.sleep(0.2)
         assert status == 200
+
+
+# A tool module that says when it is imported, and one that cannot be (issue 31, item 7).
+LOUD_TOOLS = """
+import sys, time
+print("loud_tools: importing", flush=True)
+time.sleep(0.5)
+from pydantic import BaseModel
+from taskgate.tools import ToolContext, tool
+
+class Nothing(BaseModel):
+    pass
+
+@tool(description="Says hi.")
+def hello(args: Nothing, ctx: ToolContext) -> str:
+    return "hi"
+"""
+BROKEN_TOOLS = """
+raise RuntimeError("broken_tools: a typo at import")
+"""
+
+
+def _start(tmp_path: pathlib.Path, module: str, source: str) -> tuple[int | None, str]:
+    from taskgate.local.process import CHECKOUT_TOOLS, PACKAGE_DIR, start
+
+    (tmp_path / f"{module}.py").write_text(source)
+    log = tmp_path / f"{module}.log"
+    path = os.pathsep.join(map(str, (PACKAGE_DIR, CHECKOUT_TOOLS, tmp_path)))
+    server = start(log, cwd=ROOT, env={"TOOL_MODULES": module, "PYTHONPATH": path})
+    try:
+        with contextlib.suppress(RuntimeError):
+            server.wait(30)
+        return server.proc.poll(), log.read_text()
+    finally:
+        server.stop()
+
+
+def test_the_start_line_comes_once_the_tools_are_loaded_and_names_them(tmp_path: pathlib.Path) -> None:
+    exited, log = _start(tmp_path, "loud_tools", LOUD_TOOLS)
+    assert exited is None, log  # serving
+    lines = log.splitlines()
+    [start] = [n for n, line in enumerate(lines) if line.startswith("taskgate serving http://127.0.0.1:")]
+    assert lines[start].endswith("/mcp (1 tools: hello)"), lines[start]
+    assert lines.index("loud_tools: importing") < start, log
+
+
+def test_a_tool_module_that_fails_to_import_ends_the_start_with_no_serving_line(
+    tmp_path: pathlib.Path,
+) -> None:
+    exited, log = _start(tmp_path, "broken_tools", BROKEN_TOOLS)
+    assert exited not in (None, 0), log
+    assert "RuntimeError: broken_tools: a typo at import" in log
+    assert "taskgate serving" not in log, log
