@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PORT ?= 3000
 
 
-.PHONY: setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke
+.PHONY: setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
 
 setup:
 	@scripts/bootstrap.sh test
@@ -16,7 +16,7 @@ setup:
 setup-serve:
 	@scripts/bootstrap.sh serve
 
-# The local server serves the examples and the conformance fixtures the README's walkthrough,
+# The local server serves the examples and the conformance fixtures the walkthrough (docs/getting-started.md),
 # `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
 # (default taskgate_tools). `make serve TOOL_MODULES=taskgate_tools` serves what deploys.
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
@@ -28,7 +28,7 @@ serve: setup-serve
 
 # `make serve`, restarted whenever a .py file under layers/ changes. The embedded AWS (moto)
 # lives in the served process, so each restart starts with an empty table: tasks in flight
-# are gone (README, "Your first tool").
+# are gone (docs/getting-started.md).
 dev: setup-serve
 	$(SERVE) --reload layers/taskgate/taskgate layers/tools
 
@@ -67,12 +67,17 @@ hosts: setup
 
 # The whole sign-in locally: the stack's own authorization server on PORT (registration,
 # metadata documents, consent) against a Cognito-shaped development identity provider on
-# PORT+1 (README, "Connecting a host"). The sign-in details are printed at start.
+# PORT+1 (docs/deploying/connecting-hosts.md). The sign-in details are printed at start.
 serve-signin: setup-serve
 	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
-test: setup lint typecheck
+test: setup lint typecheck docs
 	$(PY) -m pytest -q
+
+# The documentation site, built strictly (a broken link or anchor fails) by Zensical in a venv
+# of its own (.venv/docs): scripts/docs.sh. Output: .venv/docs/site.
+docs:
+	@scripts/docs.sh
 
 # The hermetic tier: in-memory fakes, sockets and subprocesses refused (tests/unit/conftest.py).
 unit: setup
@@ -143,7 +148,7 @@ ARCH ?= arm64
 build: setup
 	LAMBDA_ARCH=$(ARCH) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/sam build --parameter-overrides Architecture=$(ARCH)
 
-# --- sam local invoke against a local AWS endpoint (README, "sam local invoke") ----------
+# --- sam local invoke against a local AWS endpoint (docs/development/local-runtime.md) ---
 LOCAL_AWS_PORT ?= 4599
 LOCAL := PYTHONPATH=layers/taskgate:layers/tools LOCAL_AWS_PORT=$(LOCAL_AWS_PORT) $(PY) -m taskgate.local
 # A stand-in for the Lambda Python 3.13 image, for machines without registry access (root).

@@ -2,7 +2,7 @@
 # scripts/lambda_image.sh - a stand-in for the Lambda base image public.ecr.aws/lambda/python:3.13,
 # built from what a machine without a container registry can reach (Debian's package mirror
 # and PyPI), so that `sam local invoke --skip-pull-image` runs the functions. It is not Amazon
-# Linux (README, "sam local invoke"): with registry access, `docker pull` the official image.
+# Linux (docs/development/local-runtime.md): with registry access, `docker pull` the official image.
 #
 #   sudo scripts/lambda_image.sh        # idempotent: ~60 s from nothing, <1 s when up to date
 #

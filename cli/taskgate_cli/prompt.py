@@ -1,6 +1,6 @@
 """Terminal prompts for what a task asks (``elicitation/create``).
 
-Rules (also in cli/README.md):
+Rules (also in docs/reference/cli.md):
 
 * Each property of ``requestedSchema`` is asked in turn and checked against its
   schema (type, enum, bounds, length, format); a wrong answer is explained and

@@ -139,7 +139,7 @@ def test_an_item_written_before_bytes_were_counted_is_counted_once(aws: Embedded
     assert item["subsBytes"] == {"N": str(604 + 304)}
 
 
-SUBSCRIBED_URI_BYTES = 65_536  # the README's Limits table
+SUBSCRIBED_URI_BYTES = 65_536  # docs/reference/limits.md
 
 
 def test_subscriptions_with_the_longest_uris_never_reach_dynamodbs_item_limit(http: TestClient) -> None:

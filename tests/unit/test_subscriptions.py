@@ -93,7 +93,7 @@ def test_no_update_after_unsubscribing_or_on_another_session(legacy: Legacy, htt
     assert _updates(streams) == []
 
 
-SUBSCRIBED_URI_BYTES = 65_536  # the README's Limits table
+SUBSCRIBED_URI_BYTES = 65_536  # docs/reference/limits.md
 
 
 def test_long_uris_meet_the_byte_bound_before_dynamodbs_item_limit(legacy: Legacy, world: World) -> None:

@@ -1,4 +1,4 @@
-"""The README's Layout is how a newcomer finds their way: every product module is named in it,
+"""The Layout in docs/architecture.md is how a newcomer finds their way: every product module is named in it,
 so a module added without a line there fails here rather than going unexplained."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ PACKAGE = ROOT / "layers" / "taskgate" / "taskgate"
 
 
 def _layout() -> str:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", readme, re.S | re.M)
-    assert match, "README has no Layout section"
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    match = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", page, re.S | re.M)
+    assert match, "docs/architecture.md has no Layout section"
     return match.group(1)
 
 
@@ -26,7 +26,7 @@ def test_every_product_module_is_in_the_layout() -> None:
     )
     assert len(modules) > 100
     missing = [str(module) for module in modules if module.name not in layout]
-    assert not missing, f"README Layout does not name: {missing}"
+    assert not missing, f"docs/architecture.md's Layout does not name: {missing}"
 
 
 def test_every_function_and_script_is_in_the_layout() -> None:
@@ -34,4 +34,4 @@ def test_every_function_and_script_is_in_the_layout() -> None:
     named = [path.name for path in (ROOT / "functions").iterdir() if path.is_dir()]
     named += [path.name for path in (ROOT / "scripts").iterdir() if path.suffix in {".py", ".sh"}]
     missing = [name for name in named if name not in layout]
-    assert not missing, f"README Layout does not name: {missing}"
+    assert not missing, f"docs/architecture.md's Layout does not name: {missing}"
