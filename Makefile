@@ -103,10 +103,14 @@ template: setup
 	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
 	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
 
-# After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
-# (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).
+# After a deploy: make smoke STACK=<stack name> [URL=<McpEndpoint>] [SMOKE_ARGS="--token …"]
+# (sign-in metadata, a task, a parked task's question declined, a cancel, the alarm topic
+# subscribed; taskgate_cli/smoke.py, the same check a project of your own runs).
+SMOKE_TASKS := --task 'orders_report {"year": 2025, "orders": 200}' \
+	--task 'archive_orders {"year": 2025, "orders": 200}' \
+	--cancel 'orders_report {"year": 2025, "orders": 200, "pause_seconds": 30}'
 smoke: setup-serve
-	$(PY) scripts/smoke.py --url $(URL) $(if $(STACK),--stack $(STACK)) $(SMOKE_ARGS)
+	$(PY) -m taskgate_cli.smoke $(if $(URL),--url $(URL)) $(if $(STACK),--stack $(STACK)) $(SMOKE_TASKS) $(SMOKE_ARGS)
 
 walkthrough: setup-serve
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
