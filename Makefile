@@ -48,11 +48,15 @@ inspect: setup-serve
 	HOST=127.0.0.1 CLIENT_PORT=$(INSPECTOR_PORT) $(INSPECTOR_NODE) $(INSPECTOR_LAUNCHER) --web \
 	  --server-url http://127.0.0.1:$(PORT)/mcp --transport http
 
-# The installable package (a deployer's project depends on it): dist/taskgate-<version>-py3-none-any.whl.
+# The release: dist/taskgate-<version>.tar.gz and dist/taskgate-<version>-py3-none-any.whl, built
+# by setuptools' own PEP 517 hooks (no build isolation: offline once installed), then checked
+# (scripts/check_dist.py: metadata, the stack and the package inside, the sdist rebuilding the same
+# wheel). The publishing workflow (.github/workflows/release.yml) runs the same two steps.
 dist: setup
 	rm -rf dist build
-	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
-	@ls dist/*.whl
+	$(PY) -c "from setuptools import build_meta as b; b.build_sdist('dist'); b.build_wheel('dist')" >/dev/null
+	$(PY) scripts/check_dist.py dist
+	@ls dist/*
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a

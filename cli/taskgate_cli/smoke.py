@@ -126,7 +126,10 @@ def agent_token(stack: str, cloudformation: Any, cognito: Any) -> str:
     """An access token of the stack's own agent (AgentClient, client credentials at the
     user pool's token endpoint): what a machine caller of the deployed endpoint holds."""
     outputs = _outputs(stack, cloudformation)
-    client_id, endpoint = deployed.given(outputs, "AgentClientId"), deployed.given(outputs, "AgentTokenEndpoint")
+    client_id, endpoint = (
+        deployed.given(outputs, "AgentClientId"),
+        deployed.given(outputs, "AgentTokenEndpoint"),
+    )
     pool = deployed.given(outputs, "UserPoolId")
     if not (client_id and endpoint and pool):
         raise SmokeFailure(
