@@ -1,6 +1,6 @@
 """Check a release's sdist and wheel before anyone installs them: ``python scripts/check_dist.py dist``.
 
-    python scripts/check_dist.py DIST [--install]
+    python scripts/check_dist.py DIST [--install] [--tag vX.Y.Z --repository URL]
 
 1. one sdist and one wheel, both of this checkout's version (taskgate.__version__, which the
    CLI, the project template's pin and the release tag must equal);
@@ -13,7 +13,9 @@
    STACK_FILES under ``taskgate/_stack``), and no tests, caches or generated data;
 4. a wheel built from the sdist alone has exactly the same files (the sdist is complete);
 5. with ``--install``: a fresh venv installs the wheel with its ``local`` extra, and there
-   ``taskgate --version``, the tool API and the stack's files answer.
+   ``taskgate --version``, the tool API and the stack's files answer;
+6. with ``--tag`` and ``--repository`` (the publishing workflow): the tag is ``v<version>``, the
+   package names this repository, and the CHANGELOG has a section for this version.
 
 Exit 1 naming every problem found. The publishing workflow runs it before uploading; CI runs it
 on every ``make dist`` (tests/e2e/test_project_template.py).
@@ -193,10 +195,30 @@ def check_install(wheel: Path) -> list[str]:
         return problems
 
 
+def release_problems(tag: str, repository: str, changelog: str | None = None) -> list[str]:
+    """What stops a release from tag ``tag`` in ``repository`` (an https URL)."""
+    import re
+    import tomllib
+
+    version = taskgate.__version__
+    problems = []
+    if tag != f"v{version}":
+        problems.append(f"the tag {tag} is not v{version} (taskgate.__version__)")
+    named = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    if named.rstrip("/") != repository.rstrip("/"):
+        problems.append(f"pyproject.toml's Repository is {named}, not {repository}: its links would be wrong")
+    text = changelog if changelog is not None else (ROOT / "CHANGELOG.md").read_text()
+    if not re.search(rf"^## +\[?{re.escape(version)}\b", text, re.M):
+        problems.append(f"CHANGELOG.md has no section for {version} (rename its Unreleased section)")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dist", type=Path)
     parser.add_argument("--install", action="store_true", help="also install the wheel in a fresh venv")
+    parser.add_argument("--tag", help="the release's git tag (the publishing workflow's)")
+    parser.add_argument("--repository", help="the repository's URL (the publishing workflow's)")
     args = parser.parse_args(argv)
     version = taskgate.__version__
     wheels, sdists = sorted(args.dist.glob("*.whl")), sorted(args.dist.glob("*.tar.gz"))
@@ -220,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.install:
         checks["fresh-venv install"] = lambda: check_install(wheel)
+    if args.tag or args.repository:
+        checks["release"] = lambda: release_problems(args.tag or "", args.repository or "")
     failed = 0
     for name, check in checks.items():
         problems = check()

@@ -86,12 +86,21 @@ def _run(
 
 
 def _real_python(minor: str) -> pathlib.Path:
-    """The interpreter ``python3.<minor>`` runs (through pyenv's shims, if any)."""
-    found = subprocess.run(
-        [f"python3.{minor}", "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
-    )
-    assert found.returncode == 0, f"python3.{minor} is needed to stand in for a machine with only it"
-    return pathlib.Path(found.stdout.strip()).resolve()
+    """An interpreter of Python 3.<minor> on this machine (on PATH, or one of pyenv's)."""
+    pyenv = sorted(pathlib.Path.home().glob(f".pyenv/versions/3.{minor}*/bin/python3.{minor}"))
+    for candidate in [f"python3.{minor}", *map(str, pyenv)]:
+        found = subprocess.run(
+            [
+                candidate,
+                "-c",
+                f"import sys; assert sys.version_info[:2] == (3, {minor}); print(sys.executable)",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        if found.returncode == 0:
+            return pathlib.Path(found.stdout.strip()).resolve()
+    raise AssertionError(f"Python 3.{minor} is needed here, to stand in for a machine with only it")
 
 
 def _machine(root: pathlib.Path, minor: str) -> dict[str, str]:
@@ -400,7 +409,7 @@ def test_make_build_builds_the_nested_stack_with_the_sam_cli_it_installs(
     paths = [str(built / "ApiFunction"), str(site), str(tools)]
     event = str(ROOT / "events" / "api_server_discover.json")
     out = _run(["python3.13", "-I", "-S", "-c", BUILT_FUNCTION, *paths, event], tmp_path, 120, env)
-    seen = json.loads(out.strip().splitlines()[-1])
+    [seen] = [json.loads(line) for line in out.splitlines() if line.startswith('{"status"')]
     assert seen["status"] == 200 and seen["tools"] == ["rollout"], seen
     assert seen["outside"] == [], seen  # nothing came from an installed Python's site-packages
 
@@ -425,4 +434,5 @@ def test_make_deploy_runs_the_tests_and_the_build_before_sam_deploy(
     def first(text: str) -> int:
         return next(n for n, line in enumerate(planned) if text in line)
 
-    assert first("-m pytest") < first("cold_import --template") < first(" build ") < first(" deploy ")
+    assert first("-m pytest") < first("cold_import --template") < first("sam build") < first("--built")
+    assert first("--built") < first("sam deploy")
