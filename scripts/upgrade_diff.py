@@ -174,24 +174,44 @@ def _version_at(revision: str | None) -> str:
     return match[1]
 
 
-def check_changelog(before: str, changelog: pathlib.Path, after: str | None = None) -> list[str]:
+def since(changelog: str) -> str:
+    """The revision the newest section's notes start from: its "Since <revision>" line."""
+    match = re.search(r"^Since +(\S+?)[ .,(]", changelog, re.M)
+    if not match:
+        raise SystemExit("CHANGELOG.md: the newest section has no 'Since <revision>' line")
+    return match[1]
+
+
+def check_changelog(
+    before: str,
+    changelog: pathlib.Path,
+    after: str | None = None,
+    *,
+    after_template: dict[str, Any] | None = None,
+) -> list[str]:
     """What the CHANGELOG fails to tell a deployer upgrading from ``before``: one line per
-    changed Parameter its upgrade notes do not name."""
-    changes = parameter_changes(_template_at(before), _template_at(after))
+    changed Parameter its upgrade notes do not name (``after_template``: instead of ``after``'s)."""
+    changes = parameter_changes(_template_at(before), after_template or _template_at(after))
     noted = upgrade_notes(changelog.read_text(), _version_at(before), _version_at(after))
     return [f"{name}: {why}" for name, why in changes.items() if name not in noted]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--before", required=True, help="the git revision the stack was deployed from")
+    parser.add_argument(
+        "--before",
+        help="the git revision the stack was deployed from (with --changelog: default, its Since line)",
+    )
     parser.add_argument("--after", default=None, help="default: this checkout's template.yaml")
     parser.add_argument("--parameter-overrides", nargs="*", default=[], metavar="K=V")
     parser.add_argument(
         "--changelog", type=pathlib.Path, help="check that its upgrade notes name every changed Parameter"
     )
     args = parser.parse_args(argv)
+    if not (args.before or args.changelog):
+        parser.error("--before is required")
     if args.changelog:
+        args.before = args.before or since(args.changelog.read_text())
         missing = check_changelog(args.before, args.changelog, args.after)
         for line in missing:
             print(f"FAIL no upgrade note for {line}")
