@@ -9,7 +9,7 @@ import importlib.util
 import pathlib
 from types import ModuleType
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from taskgate.config import Settings
 
@@ -42,8 +42,8 @@ def test_every_parameter_and_setting_has_its_row() -> None:
     template = script.load_template()
     for name in template["Parameters"]:
         assert f"| `{name}` |" in page
-    for name in Settings.model_fields:
-        assert f"| `{name.upper()}` |" in page
+    for path, _, _ in script._fields(Settings):
+        assert f"| `{script.env_name(path)}` |" in page
     assert "| `AuthMode` | String: `USER,CLIENT,IAM`" in page
     assert "| `POLL_INTERVAL_MS` | int, > 0 | 1000 | `PollIntervalMs` |" in page
 
@@ -62,3 +62,21 @@ def test_a_changed_parameter_or_setting_makes_the_page_stale() -> None:
 
     assert "How often clients poll." in script.tables(template, Renamed)["settings"]
     assert script.render(page, script.tables(template, Renamed)) != page
+
+
+def test_settings_in_groups_are_listed_field_by_field() -> None:
+    # Settings may come to hold groups of fields (a model per concern): each field still gets
+    # its row, named by env_name.
+    script = _script()
+
+    class Limits(BaseModel):
+        # The largest request body.
+        max_body_bytes: int = Field(default=1_048_576, gt=0)
+
+    class Grouped(BaseModel):
+        task_table: str = Field(min_length=1)
+        limits: Limits = Limits()
+
+    table = script.tables(script.load_template(), Grouped)["settings"]
+    assert "| `MAX_BODY_BYTES` | int, > 0 | 1048576 | `MaxBodyBytes` | The largest request body. |" in table
+    assert "| `TASK_TABLE` |" in table
