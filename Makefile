@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PORT ?= 3000
 
 
-.PHONY: setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
+.PHONY: setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke outputs user docs
 
 setup:
 	@scripts/bootstrap.sh test
@@ -115,6 +115,14 @@ SMOKE_TASKS := --task 'orders_report {"year": 2025, "orders": 200}' \
 	--cancel 'orders_report {"year": 2025, "orders": 200, "pause_seconds": 30}'
 smoke: setup-serve
 	$(PY) -m taskgate_cli.smoke $(if $(URL),--url $(URL)) $(if $(STACK),--stack $(STACK)) $(SMOKE_TASKS) $(SMOKE_ARGS)
+
+# A deployed stack's outputs (make outputs STACK=…) and its first user (make user STACK=… EMAIL=…),
+# with your AWS credentials (taskgate_cli/deployed.py; a project's Makefile has the same).
+outputs: setup-serve
+	$(PY) -m taskgate_cli.deployed --stack $(STACK) outputs
+
+user: setup-serve
+	$(PY) -m taskgate_cli.deployed --stack $(STACK) add-user $(EMAIL)
 
 walkthrough: setup-serve
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp

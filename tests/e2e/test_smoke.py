@@ -205,3 +205,36 @@ def test_with_a_stack_the_smoke_test_signs_in_as_the_stacks_agent(
     assert "5 passed, 0 failed" in out.getvalue()
     (issued,) = auth.issued_tokens
     assert issued["client_id"] == client["ClientId"] and issued["scope"] == SCOPE
+
+
+def test_the_first_user_is_added_to_the_stacks_user_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make user STACK=… EMAIL=…` (taskgate_cli.deployed add-user) against a stack in moto whose
+    user pool is named by its UserPoolId output, as a project's stack forwards it."""
+    import boto3
+    from moto import mock_aws
+    from taskgate_cli import deployed
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        cognito, cfn = boto3.client("cognito-idp"), boto3.client("cloudformation")
+        pool = cognito.create_user_pool(PoolName="rollouts", UsernameAttributes=["email"])["UserPool"]["Id"]
+        cfn.create_stack(
+            StackName="rollouts",
+            TemplateBody=AGENT_TEMPLATE,
+            Parameters=[
+                {"ParameterKey": "ClientId", "ParameterValue": "unused"},
+                {"ParameterKey": "PoolId", "ParameterValue": pool},
+                {"ParameterKey": "TokenEndpoint", "ParameterValue": "https://unused.example/oauth2/token"},
+            ],
+        )
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert deployed.main(["--stack", "rollouts", "add-user", "ada@example.com"]) == 0
+        [user] = cognito.list_users(UserPoolId=pool)["Users"]
+    attributes = {a["Name"]: a["Value"] for a in user["Attributes"]}
+    assert attributes["email"] == "ada@example.com" and user["UserStatus"] == "FORCE_CHANGE_PASSWORD"
+    assert f"ada@example.com added to {pool}" in out.getvalue()
