@@ -343,6 +343,31 @@ def test_make_dev_serves_a_changed_tool_after_a_reload(
         assert "the embedded AWS starts empty each time" in log.read_text()
 
 
+def test_make_smoke_checks_the_project_behind_the_sign_in_of_make_serve_signin(
+    project: pathlib.Path, machine: dict[str, str]
+) -> None:
+    """The project's own smoke test (its SMOKE_TASK: rollout, its question declined, then a
+    cancel) against its server behind the whole sign-in, as a deployed stack has it; the
+    caller is the development identity provider's machine client (client credentials)."""
+    idp = free_port()
+    with _serving(project, "serve-signin", machine, IDP_PORT=str(idp)) as (url, _):
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{idp}/oauth2/token",
+            data=b"grant_type=client_credentials&client_id=local-agent&client_secret=local-agent-secret",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            token = json.loads(response.read())["access_token"]
+        output = _run(
+            ["make", "smoke", f"URL={url}", f"SMOKE_ARGS=--token {token}", "STACK="], project, 300, machine
+        )
+    assert "ok   sign-in metadata" in output
+    assert re.search(
+        r"ok   task rollout .* completed, 1 question\(s\) declined: isError: smoke-test was not", output
+    )
+    assert "ok   cancel rollout" in output and "3 passed, 0 failed" in output
+
+
 # The built ApiFunction with its two layers and nothing else on sys.path, as Lambda starts it:
 # its cold start, then a tools/list through Mangum.
 BUILT_FUNCTION = r"""
