@@ -252,7 +252,7 @@ def test_a_misspelt_tool_module_fails_make_test(project: pathlib.Path, machine: 
 
 @contextmanager
 def _serving(
-    project: pathlib.Path, target: str, machine: dict[str, str]
+    project: pathlib.Path, target: str, machine: dict[str, str], **env: str
 ) -> Iterator[tuple[str, pathlib.Path]]:
     port = free_port()
     log = project / f"{target}-{port}.log"
@@ -260,7 +260,7 @@ def _serving(
         proc = subprocess.Popen(
             ["make", target, f"PORT={port}"],
             cwd=project,
-            env=machine,
+            env={**machine, **env},
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
