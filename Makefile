@@ -76,7 +76,7 @@ serve-signin: setup-serve
 	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck docs
-	$(PY) -m pytest -q
+	$(PY) scripts/test_all.py
 
 # The documentation site, built strictly (a broken link or anchor fails) by Zensical in a venv
 # of its own (.venv/docs): scripts/docs.sh. Output: .venv/docs/site.

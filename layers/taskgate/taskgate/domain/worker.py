@@ -398,7 +398,12 @@ class Worker:
         )
         contexts.append(ctx)
         try:
-            result = tool.run(record.arguments, ctx)
+            try:
+                result = tool.run(record.arguments, ctx)
+            finally:
+                # Before the outcome is written: a client that sees the task end (or park)
+                # finds nothing of this step left on the machine.
+                ctx.close()
         except InputNeeded as need:
             if not control.flush():
                 return _NOTHING  # cancelled while the tool ran: never park

@@ -1,0 +1,73 @@
+"""`make test`'s pytest run: the whole suite, with the end-to-end groups that mostly wait run
+beside the rest instead of after it.
+
+The suite spends most of its wall time waiting, not computing (a run on the 2-core machine:
+about 12 CPU-minutes in 32 wall-minutes): Lambda containers starting under `sam local`, hosts
+holding 45 s calls. Those groups (``BESIDE``) run in a second pytest process while the first
+runs everything else; their output is kept and printed whole when they end, so the CI log
+reads as before. The IAM check (tests/integration/test_iam_calls.py) must see every AWS call
+both made, so it runs last, on its own, over the calls both recorded into one folder
+(``TASKGATE_AWS_CALL_LOG``, which tests/conftest.py uses when it is set).
+
+Arguments go to both pytest runs (``make test PYTEST_ADDOPTS=…`` works too).
+Exit status: non-zero if any of the three runs failed.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Waiting-bound groups, in the order they run beside the rest. The hosts matrix and its
+# sam-local case share the hosts' client install (tests/e2e/install_clients.sh locks it).
+BESIDE = (
+    "tests/e2e/test_sam_local_invoke.py",
+    "tests/e2e/test_hosts.py",
+    "tests/e2e/test_hosts_sam_local.py",
+)
+IAM_CHECK = "tests/integration/test_iam_calls.py"
+
+
+def _pytest(
+    args: list[str], env: dict[str, str], basetemp: pathlib.Path, **kw: object
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "pytest", "-q", f"--basetemp={basetemp}", *args]
+    return subprocess.Popen(command, cwd=ROOT, env=env, **kw)  # type: ignore[call-overload,no-any-return]
+
+
+def main(argv: list[str]) -> int:
+    work = pathlib.Path(tempfile.mkdtemp(prefix="taskgate-test-"))
+    calls = work / "aws-calls"
+    calls.mkdir()
+    env = {**os.environ, "TASKGATE_AWS_CALL_LOG": str(calls)}
+    beside_log = ROOT / "test-artifacts" / "beside.log"
+    beside_log.parent.mkdir(exist_ok=True)
+    started = time.monotonic()
+    with beside_log.open("wb") as out:
+        beside = _pytest([*BESIDE, *argv], env, work / "beside", stdout=out, stderr=subprocess.STDOUT)
+        ignored = [f"--ignore={path}" for path in (*BESIDE, IAM_CHECK)]
+        main_status = _pytest([*ignored, *argv], env, work / "main").wait()
+        beside_status = beside.wait()
+    took = time.monotonic() - started
+    print(f"\n{'=' * 30} beside the rest ({', '.join(BESIDE)}) {'=' * 30}", flush=True)
+    sys.stdout.buffer.write(beside_log.read_bytes())
+    sys.stdout.flush()
+    iam_status = _pytest([IAM_CHECK, *argv], env, work / "iam").wait()
+    print(
+        f"\ntest_all: main run exit {main_status}, beside exit {beside_status}, IAM check exit "
+        f"{iam_status}; {took / 60:.1f} min for the first two together, "
+        f"{(time.monotonic() - started) / 60:.1f} min in all",
+        flush=True,
+    )
+    # With arguments that select a few tests, a run that collects none (exit 5) is no failure.
+    passed = (0, 5) if argv else (0,)
+    return 0 if all(status in passed for status in (main_status, beside_status, iam_status)) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
