@@ -90,12 +90,15 @@ unit: setup
 integration: setup
 	$(PY) -m pytest -q tests/integration
 
+# lint-imports: the import contracts in pyproject.toml (the toolkit imports neither the domain nor
+# the adapters; the domain, the protocol and the toolkit have no import loop).
 # radon: no function of the product (the layers, the functions, the CLI) at grade D or worse
 # (cyclomatic complexity above 20); the bench, the scripts and the tests are not held to it.
 PRODUCT := layers/taskgate/taskgate layers/tools functions cli
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	PYTHONPATH=layers/taskgate $(VENV)/bin/lint-imports --no-cache --no-logo
 	@out=$$($(VENV)/bin/radon cc --min D --show-complexity $(PRODUCT)) || exit 1; \
 	if [ -n "$$out" ]; then echo "$$out"; echo "radon: split these functions (grade D or worse)"; exit 1; fi
 

@@ -176,6 +176,13 @@ def contenders(before: Path | None = None) -> list[Contender]:
                 request_body("get"),
             ),
             Contender(
+                "before_call",
+                f"before ({before.name}): init + first tools/call (layer-only venv)",
+                LAYER_PY,
+                tree_env(before, LAYER_PY),
+                request_body("call"),
+            ),
+            Contender(
                 "before_401",
                 f"before ({before.name}): init + first request, no token: 401",
                 LAYER_PY,

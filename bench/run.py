@@ -108,7 +108,7 @@ ours_get / ours_call = the same init, then one API Gateway HTTP API v2 event thr
   tools/call that starts a task; AWS answered in-process at botocore's HTTP layer (bench/first_request.py: endpoint
   resolution, serialisation, signing and parsing run for real). floor_get = bench/stack_floor_get.py: the required
   stack a tasks/get uses (DynamoDB client, Logger/Metrics, Starlette, Mangum), given the same event. before_get
-  (with --before REF): ours_get of that git revision, in the same rounds.
+  / before_call (with --before REF): ours_get / ours_call of that git revision, in the same rounds.
 Sign-in rows (bench/sign_in.py; the event then carries no API Gateway authorizer): ours_401 = the template's
   default AuthMode (USER,CLIENT,IAM), a request without a token (the 401 that starts a client's sign-in);
   ours_get_user = the same with a person's token from the stack's own authorization server (HS256: the key read
@@ -127,7 +127,16 @@ SIGNED_IN = ("before_401", "before_get_agent", "ours_401", "ours_get_user", "our
 def cold_ratios(by: dict[str, coldstart.Contender]) -> dict[str, dict[str, float]]:
     """``ours/base`` for every pair measured: ratio of medians, median of per-round ratios, cpu."""
     ratios: dict[str, dict[str, float]] = {}
-    for ours_key in ("before_get", "ours_get", *SIGNED_IN, "ours_call", "ours", "ours_layer", *FLOORS):
+    for ours_key in (
+        "before_get",
+        "ours_get",
+        *SIGNED_IN,
+        "before_call",
+        "ours_call",
+        "ours",
+        "ours_layer",
+        *FLOORS,
+    ):
         for base_key in BASELINES:
             if ours_key == base_key or (ours_key in FLOORS and base_key != "mcp"):
                 continue

@@ -37,7 +37,7 @@ if os.environ.get("FLOOR_PYDANTIC") == "1":
         default_ttl_ms: Annotated[int, Field(gt=0)] = 3_600_000
         anonymous_owner: str = "anonymous"
 
-    class _TaskRef(BaseModel):  # a request's params, as protocol/params.py's
+    class _TaskRef(BaseModel):  # a request's params, as protocol/wire/params.py's
         model_config = ConfigDict(strict=True, extra="allow", defer_build=True)
         taskId: Annotated[str, Field(min_length=1, max_length=256)]
 

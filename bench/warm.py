@@ -27,8 +27,8 @@ from taskgate.clock import now_ms
 from taskgate.config import Settings
 from taskgate.domain.model import Outcome, TaskRecord, TaskStatus
 from taskgate.http_app import create_app
-from taskgate.protocol.era import HttpReply
 from taskgate.protocol.server import McpServer
+from taskgate.protocol.wire.exchange import HttpReply
 from taskgate.root import Ports, Taskgate
 from taskgate.testing.memory import Memory, MemorySessionStore
 from taskgate.tools import Elicit
@@ -270,7 +270,7 @@ def adapter_row(batch: int, settings: Any) -> Row:
 
     from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
     from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
-    from taskgate.protocol.request_state import ephemeral_keys
+    from taskgate.protocol.wire.request_state import ephemeral_keys
 
     canned = CannedAws()
     session = boto3.session.Session(region_name="us-east-1")

@@ -18,6 +18,8 @@ import time
 from collections import Counter
 from typing import Any
 
+from taskgate.domain.model import NewTask
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "layers" / "taskgate"), str(ROOT / "layers" / "tools")]
 
@@ -49,7 +51,7 @@ def trace(tool: str, arguments: dict[str, Any], answer: dict[str, Any] | None) -
     runtime = EmbeddedAws().start()
     try:
         service = wiring.root().tasks
-        record = service.create(owner="trace", tool=tool, arguments=arguments)
+        record = service.create(NewTask(owner="trace", tool=tool, arguments=arguments))
         deadline = time.monotonic() + 120
         answered = False
         while True:

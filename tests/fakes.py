@@ -20,10 +20,10 @@ from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.domain.sweeper import Sweeper
 from taskgate.domain.worker import Worker
-from taskgate.protocol.request_state import RequestStates
+from taskgate.protocol.calls.slots import InlineSlots
 from taskgate.protocol.server import McpServer
-from taskgate.protocol.services import InlineSlots
 from taskgate.protocol.v2025.streams import ResultStreams
+from taskgate.protocol.wire.request_state import RequestStates
 from taskgate.root import Taskgate
 from taskgate.testing.memory import FakeClock, Memory
 from taskgate.tools.registry import ToolRegistry

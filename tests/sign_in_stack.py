@@ -40,7 +40,7 @@ from taskgate.local.dev_idp import (
     local_provider,
 )
 from taskgate.protocol.server import McpServer
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.mcp_client import envelope, headers_for
 from tests.sign_in_user import Person
 

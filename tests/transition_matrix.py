@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from taskgate.domain.errors import TransitionRejected
-from taskgate.domain.jobs import JobKind, PendingJob
 from taskgate.domain.model import Expiry, Outcome, TaskStatus
 from taskgate.domain.progress import ProgressReport
 from taskgate.domain.transitions import TRANSITIONS, Op, allowed, target
+from taskgate.jobs.vocabulary import JobKind, PendingJob
 
 ALL_STATUSES = list(TaskStatus)
 CASES = [(op, status) for op in Op for status in ALL_STATUSES]

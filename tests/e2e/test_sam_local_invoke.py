@@ -26,6 +26,7 @@ from boto3.dynamodb.types import TypeDeserializer
 
 from taskgate.adapters.dynamodb_store import DynamoDBTaskStore
 from taskgate.config import Settings
+from taskgate.domain.model import NewTask
 from taskgate.domain.results import ResultStore
 from taskgate.domain.service import TaskService
 from taskgate.local.endpoint import DUMMY_CREDENTIALS, running
@@ -144,7 +145,7 @@ def seed_task(table: Any, tool: str, arguments: dict[str, Any], *, age_ms: int =
     limits = limits_of(Settings.from_env({"TASK_TABLE": TABLE_NAME}))
     clock = lambda: time.time_ns() // 1_000_000 - age_ms  # noqa: E731
     service = TaskService(store, NeverStarted(), clock, limits, ResultStore(None, max_inline_bytes=262_144))
-    return service.create(owner=OWNER, tool=tool, arguments=arguments).task_id
+    return service.create(NewTask(owner=OWNER, tool=tool, arguments=arguments)).task_id
 
 
 class Walk:

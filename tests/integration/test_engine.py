@@ -15,7 +15,7 @@ import pytest
 from taskgate import wiring
 from taskgate.adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from taskgate.clock import now_ms
-from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.model import NewTask, Outcome, TaskStatus
 from taskgate.domain.worker import Worker
 from taskgate.local.runtime import EmbeddedAws
 from tests.integration.conftest import table_items
@@ -153,7 +153,7 @@ def test_cancel_while_working_stops_the_tool_and_stays_cancelled(
 def test_late_result_never_overwrites_cancelled(aws: EmbeddedAws) -> None:
     """The worker finishing after a cancel: its conditional write loses."""
     service = wiring.root().tasks
-    record = service.create(owner="o", tool="slow_compute", arguments={"seconds": 30})
+    record = service.create(NewTask(owner="o", tool="slow_compute", arguments={"seconds": 30}))
     service.cancel("o", record.task_id)
     wrote = wiring.root().store.finish(
         record.task_id,
@@ -218,7 +218,7 @@ def test_ttl_is_the_effective_one_and_the_table_attribute_is_epoch_seconds(
     monkeypatch.setenv("MAX_TTL_MS", "120000")
     wiring.reset()
     record = wiring.root().tasks.create(
-        owner="o", tool="slow_compute", arguments={"seconds": 0}, requested_ttl_ms=10**9
+        NewTask(owner="o", tool="slow_compute", arguments={"seconds": 0}, requested_ttl_ms=10**9)
     )
     assert record.ttl_ms == 120_000
     # DynamoDB's TTL attribute is epoch seconds, rounded up so the row never goes early;

@@ -14,6 +14,7 @@ import pytest
 
 from taskgate import wiring
 from taskgate.domain.errors import TaskNotFound
+from taskgate.domain.model import NewTask
 from taskgate.local.runtime import EmbeddedAws
 from taskgate.local.sam_local import PLACEHOLDER_TASK_ID
 
@@ -137,7 +138,7 @@ def test_worker_step_event(aws: EmbeddedAws) -> None:
     # The sample names no existing task: the step is a no-op, not a crash.
     assert worker.handler(_event("worker_step.json"), Context()) == {"kind": "finished", "status": None}
     # With a real task id it runs the tool to the end.
-    record = wiring.root().tasks.create(owner="o", tool="greet", arguments={"name": "Event"})
+    record = wiring.root().tasks.create(NewTask(owner="o", tool="greet", arguments={"name": "Event"}))
     deadline = time.monotonic() + 5
     while (row := wiring.root().store.get(record.task_id)) and not row.status.terminal:
         assert time.monotonic() < deadline

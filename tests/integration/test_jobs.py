@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 
 from taskgate import wiring
 from taskgate.domain import history
+from taskgate.domain.model import NewTask
 from taskgate.local.runtime import REGION, EmbeddedAws
 from tests.fixture_tools import CALLBACK_URLS, JOB_RUNS
 from tests.mcp_client import Mcp
@@ -111,7 +112,7 @@ def test_a_status_look_keeps_the_status_as_a_log_line_in_the_row(aws: EmbeddedAw
     # the count together, and the worker's window goes on from them once the job ends.
     root = wiring.root()
     record = root.tasks.create(
-        owner="ann", tool="run_pipeline", arguments={"stage_seconds": 3}, log_level="info"
+        NewTask(owner="ann", tool="run_pipeline", arguments={"stage_seconds": 3}, log_level="info")
     )
     until(lambda: child_running(record.task_id))
     seen = until(lambda: (r := root.tasks.get("ann", record.task_id)).status_message and r)

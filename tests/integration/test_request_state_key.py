@@ -12,9 +12,9 @@ from taskgate.adapters.secrets import SecretsManagerSecret
 from taskgate.domain.errors import DependencyFailure
 from taskgate.lazy import Lazy
 from taskgate.local.runtime import REGION, EmbeddedAws
-from taskgate.protocol.errors import RpcError
-from taskgate.protocol.request_state import Carried, RequestStates
-from taskgate.protocol.sealing import KeyRing
+from taskgate.protocol.wire.errors import RpcError
+from taskgate.protocol.wire.request_state import Carried, RequestStates
+from taskgate.protocol.wire.sealing import KeyRing
 from tests.integration.conftest import owner_client
 
 WHERE = {"method": "tools/call", "target": "t", "arguments": {}}

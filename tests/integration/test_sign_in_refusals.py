@@ -32,7 +32,7 @@ from starlette.routing import Route
 from taskgate import wiring
 from taskgate.config import ConfigurationError
 from taskgate.http_app import create_app
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 from tests.oauth_server import LocalAuthorizationServer, serve_in_thread

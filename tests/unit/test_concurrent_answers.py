@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from taskgate.domain.model import TaskStatus
+from taskgate.domain.model import NewTask, TaskStatus
 from tests.fakes import World
 from tests.mcp_client import Legacy
 
@@ -25,7 +25,7 @@ COLOR = {"action": "accept", "content": {"color": "teal"}}
 
 
 def _parked(world: World, owner: str = "anonymous") -> str:
-    task_id: str = world.tasks.create(owner=owner, tool="multi_input", arguments={}).task_id
+    task_id: str = world.tasks.create(NewTask(owner=owner, tool="multi_input", arguments={})).task_id
     world.settle()
     assert world.store.records[task_id].status is TaskStatus.INPUT_REQUIRED
     return task_id

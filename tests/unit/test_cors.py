@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from taskgate.http_app import create_app
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 

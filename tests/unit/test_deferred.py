@@ -12,8 +12,8 @@ import pytest
 
 from taskgate.lazy import Lazy, once
 from taskgate.protocol.era import Method, MethodRegistry
-from taskgate.protocol.params import NoParams
 from taskgate.protocol.v2026.era import CATALOG_METHODS
+from taskgate.protocol.wire.params import NoParams
 from taskgate.root import Taskgate
 from taskgate.testing.memory import Memory
 from tests.fakes import World, unit_settings

@@ -9,11 +9,12 @@ from typing import Any, ClassVar
 import pytest
 
 from taskgate.codes import INVALID_PARAMS, METHOD_NOT_FOUND
-from taskgate.protocol.era import Call, Era, Method, MethodRegistry
-from taskgate.protocol.params import Key, Params
+from taskgate.protocol.era import Era, Method, MethodRegistry
 from taskgate.protocol.server import McpServer
 from taskgate.protocol.v2025.era import claims as claims_2025
 from taskgate.protocol.v2026.envelope import claims as claims_2026
+from taskgate.protocol.wire.exchange import Call
+from taskgate.protocol.wire.params import Key, Params
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 

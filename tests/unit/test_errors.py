@@ -20,7 +20,7 @@ from taskgate.domain.errors import (
     TaskNotFound,
     TooManyActiveTasks,
 )
-from taskgate.protocol.errors import Retryable, from_domain
+from taskgate.protocol.wire.errors import Retryable, from_domain
 from tests.fakes import World
 
 

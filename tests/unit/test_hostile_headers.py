@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from taskgate.domain.model import NewTask
 from taskgate.local.dev_auth import DevAuthMiddleware
 from tests.asgi import RawResponse, raw_request
 from tests.fakes import World
@@ -59,7 +60,9 @@ def test_a_header_that_is_not_utf8_is_a_400(app: Any, world: World, name: bytes,
 
 
 def _stream_id(app: Any, world: World) -> str:
-    task_id = world.tasks.create(owner="anonymous", tool="slow_compute", arguments={"seconds": 0}).task_id
+    task_id = world.tasks.create(
+        NewTask(owner="anonymous", tool="slow_compute", arguments={"seconds": 0})
+    ).task_id
     world.workflow.runnable.clear()
     body = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": task_id}})
     resp = raw_request(
@@ -83,7 +86,7 @@ def test_a_last_event_id_with_a_unicode_digit_is_a_400(app: Any, world: World, s
 
 def test_the_resume_code_never_takes_a_unicode_digit_for_a_position(world: World) -> None:
     """Below the edge too: ``str.isdigit`` says yes to '²', ``int`` then raises."""
-    record = world.tasks.create(owner="anonymous", tool="slow_compute", arguments={"seconds": 0})
+    record = world.tasks.create(NewTask(owner="anonymous", tool="slow_compute", arguments={"seconds": 0}))
     world.workflow.runnable.clear()
     events = "".join(world.streams.open("anonymous", record, 1))
     stream = events.split("id: ", 1)[1].split(":")[0]

@@ -19,6 +19,7 @@ import pytest
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
+from taskgate.domain.model import NewTask
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
 from tests.asgi import exchange
@@ -68,7 +69,7 @@ def _post(http: TestClient, method: str, params: dict[str, Any], *, tasks: bool 
 
 def test_slow_plain_calls_leave_other_requests_a_thread(http: TestClient, world: World) -> None:
     release.clear()
-    task_id = world.tasks.create(owner="anonymous", tool="quick", arguments={}).task_id
+    task_id = world.tasks.create(NewTask(owner="anonymous", tool="quick", arguments={})).task_id
     replies: list[Any] = []
 
     def plain_call() -> None:

@@ -12,9 +12,9 @@ import pytest
 
 from taskgate.domain import history
 from taskgate.domain.callbacks import hash_secret
-from taskgate.domain.jobs import JobKind, JobOutcome, JobProgress
-from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.model import NewTask, Outcome, TaskStatus
 from taskgate.domain.worker import JOB_TIMEOUT_GRACE_SECONDS, StepKind, TaskgateHandOff
+from taskgate.jobs.vocabulary import JobKind, JobOutcome, JobProgress
 from tests.fakes import World
 from tests.fixture_tools import CALLBACK_URLS, JOB_RUNS
 from tests.mcp_client import Legacy, Mcp, parse_sse
@@ -115,7 +115,7 @@ def test_a_tool_that_runs_again_never_starts_a_job_twice(world: World, mcp: Mcp)
 
 def test_the_step_signals_the_state_machine_to_start_the_job(world: World) -> None:
     record = world.tasks.create(
-        owner="anonymous", tool="wait_for_child", arguments={"state_machine_arn": CHILD}
+        NewTask(owner="anonymous", tool="wait_for_child", arguments={"state_machine_arn": CHILD})
     )
     world.workflow.runnable.clear()
     outcome = world.worker.run_step(record.task_id)

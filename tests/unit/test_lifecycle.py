@@ -18,7 +18,7 @@ from taskgate.domain.errors import (
     TaskNotFound,
     TooManyActiveTasks,
 )
-from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.model import NewTask, Outcome, TaskStatus
 from taskgate.domain.worker import StepKind, TaskgateContinue, TaskgateInputRequired
 from taskgate.tools import Elicit, ToolContext, ToolError, ToolRegistry
 from taskgate.tools.context import ProtocolError
@@ -38,7 +38,7 @@ def registry(**fns: Any) -> ToolRegistry:
 
 
 def test_create_is_write_through_and_starts_one_execution(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="greet", arguments={"name": "A"})
+    record = world.tasks.create(NewTask(owner="ann", tool="greet", arguments={"name": "A"}))
     assert world.store.records[record.task_id].status is TaskStatus.WORKING
     assert world.workflow.executions == {record.task_id: "RUNNING"}
     assert record.ttl_ms == record.retention_ms == 3_600_000
@@ -47,7 +47,7 @@ def test_create_is_write_through_and_starts_one_execution(world: World) -> None:
 def test_a_failed_start_leaves_no_task_working(world: World) -> None:
     world.workflow.fail_next["start"] = RuntimeError("boom")
     with pytest.raises(DependencyFailure):
-        world.tasks.create(owner="ann", tool="greet", arguments={})
+        world.tasks.create(NewTask(owner="ann", tool="greet", arguments={}))
     (row,) = world.store.records.values()
     assert row.status is TaskStatus.FAILED
     assert row.status_message == "The task could not be started; it was never run."
@@ -56,16 +56,16 @@ def test_a_failed_start_leaves_no_task_working(world: World) -> None:
 def test_limits_are_checked_before_anything_is_stored() -> None:
     world = World(max_active_tasks_per_owner=1, max_argument_bytes=50)
     with pytest.raises(PayloadTooLarge) as big:
-        world.tasks.create(owner="ann", tool="greet", arguments={"name": "x" * 100})
+        world.tasks.create(NewTask(owner="ann", tool="greet", arguments={"name": "x" * 100}))
     assert big.value.limit == 50 and world.store.records == {}
-    world.tasks.create(owner="ann", tool="greet", arguments={})
+    world.tasks.create(NewTask(owner="ann", tool="greet", arguments={}))
     with pytest.raises(TooManyActiveTasks):
-        world.tasks.create(owner="ann", tool="greet", arguments={})
-    world.tasks.create(owner="bob", tool="greet", arguments={})  # per owner
+        world.tasks.create(NewTask(owner="ann", tool="greet", arguments={}))
+    world.tasks.create(NewTask(owner="bob", tool="greet", arguments={}))  # per owner
 
 
 def test_another_owners_task_and_an_expired_one_look_missing(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="greet", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="greet", arguments={}))
     with pytest.raises(TaskNotFound) as foreign:
         world.tasks.get("bob", record.task_id)
     with pytest.raises(TaskNotFound) as unknown:
@@ -77,7 +77,7 @@ def test_another_owners_task_and_an_expired_one_look_missing(world: World) -> No
 
 
 def test_a_step_completes_the_task_with_the_tools_result(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="greet", arguments={"name": "Ada"})
+    record = world.tasks.create(NewTask(owner="ann", tool="greet", arguments={"name": "Ada"}))
     world.settle()
     row = world.store.records[record.task_id]
     assert row.status is TaskStatus.COMPLETED and row.outcome is Outcome.SUCCESS
@@ -91,7 +91,7 @@ def test_step_outcomes_are_typed_and_signal_the_state_machine() -> None:
         return "went"
 
     world = World(registry(asks=asks))
-    record = world.tasks.create(owner="ann", tool="asks", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="asks", arguments={}))
     outcome = world.worker.run_step(record.task_id)
     assert outcome.kind is StepKind.INPUT_REQUIRED and outcome.status is None
     with pytest.raises(TaskgateInputRequired):
@@ -108,7 +108,7 @@ def test_a_checkpoint_out_of_time_continues_in_a_next_step() -> None:
         return f"counted {n}"
 
     world = World(registry(counts=counts))
-    record = world.tasks.create(owner="ann", tool="counts", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="counts", arguments={}))
     first = world.worker.run_step(record.task_id, remaining_ms=lambda: 0)
     assert first.kind is StepKind.CONTINUE
     with pytest.raises(TaskgateContinue):
@@ -131,7 +131,7 @@ def test_tool_errors_protocol_errors_and_crashes_end_the_task_differently() -> N
 
     world = World(registry(tool_error=tool_error, protocol_error=protocol_error, crash=crash))
     ids = {
-        name: world.tasks.create(owner="o", tool=name, arguments={}).task_id
+        name: world.tasks.create(NewTask(owner="o", tool=name, arguments={})).task_id
         for name in ("tool_error", "protocol_error", "crash")
     }
     world.settle()
@@ -146,7 +146,7 @@ def test_tool_errors_protocol_errors_and_crashes_end_the_task_differently() -> N
 
 def test_a_result_too_large_for_the_row_goes_to_the_bucket_and_back() -> None:
     world = World(max_inline_result_bytes=1_000)
-    record = world.tasks.create(owner="ann", tool="big_result", arguments={"kilobytes": 4})
+    record = world.tasks.create(NewTask(owner="ann", tool="big_result", arguments={"kilobytes": 4}))
     world.settle()
     row = world.store.records[record.task_id]
     assert row.result is None and row.result_ref == f"results/{record.task_id}.json"
@@ -157,7 +157,7 @@ def test_a_result_too_large_for_the_row_goes_to_the_bucket_and_back() -> None:
 
 def test_results_are_read_only_where_they_are_returned() -> None:
     world = World(max_inline_result_bytes=1_000)
-    record = world.tasks.create(owner="ann", tool="big_result", arguments={"kilobytes": 4})
+    record = world.tasks.create(NewTask(owner="ann", tool="big_result", arguments={"kilobytes": 4}))
     world.settle()
     reads: list[str] = []
     get, get_range = world.blobs.get, world.blobs.get_range
@@ -173,7 +173,7 @@ def test_results_are_read_only_where_they_are_returned() -> None:
 
 def test_without_a_bucket_an_oversize_result_fails_clearly() -> None:
     world = World(max_inline_result_bytes=1_000, with_bucket=False)
-    record = world.tasks.create(owner="ann", tool="big_result", arguments={"kilobytes": 4})
+    record = world.tasks.create(NewTask(owner="ann", tool="big_result", arguments={"kilobytes": 4}))
     world.settle()
     row = world.store.records[record.task_id]
     assert row.status is TaskStatus.FAILED and row.status_message is not None
@@ -181,7 +181,7 @@ def test_without_a_bucket_an_oversize_result_fails_clearly() -> None:
 
 
 def test_a_result_written_after_a_cancel_is_discarded(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="big_result", arguments={"kilobytes": 300})
+    record = world.tasks.create(NewTask(owner="ann", tool="big_result", arguments={"kilobytes": 300}))
     world.tasks.cancel("ann", record.task_id)
     world.store.put(dataclasses.replace(world.store.records[record.task_id], status=TaskStatus.WORKING))
     # The worker read "working", then the cancel landed before its final write.
@@ -193,7 +193,7 @@ def test_a_result_written_after_a_cancel_is_discarded(world: World) -> None:
 
 
 def test_answers_accumulate_and_the_last_one_resumes(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="multi_input", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="multi_input", arguments={}))
     world.settle()
     assert world.store.records[record.task_id].status is TaskStatus.INPUT_REQUIRED
     world.tasks.submit_input(
@@ -212,7 +212,7 @@ def test_answers_accumulate_and_the_last_one_resumes(world: World) -> None:
 
 
 def test_a_resume_that_cannot_reach_the_execution_fails_the_task(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="confirm_delete", arguments={"filename": "a"})
+    record = world.tasks.create(NewTask(owner="ann", tool="confirm_delete", arguments={"filename": "a"}))
     world.settle()
     world.workflow.fail_next["resume"] = ServiceUnavailable("throttled")
     with pytest.raises(ServiceUnavailable):
@@ -224,7 +224,7 @@ def test_a_resume_that_cannot_reach_the_execution_fails_the_task(world: World) -
 
 def test_an_oversize_answer_is_refused_and_changes_nothing() -> None:
     world = World(max_input_response_bytes=100)
-    record = world.tasks.create(owner="ann", tool="confirm_delete", arguments={"filename": "a"})
+    record = world.tasks.create(NewTask(owner="ann", tool="confirm_delete", arguments={"filename": "a"}))
     world.settle()
     before = world.store.records[record.task_id]
     with pytest.raises(PayloadTooLarge):
@@ -233,7 +233,7 @@ def test_an_oversize_answer_is_refused_and_changes_nothing() -> None:
 
 
 def test_cancel_stops_the_execution_with_the_reason_and_keeps_an_ended_task(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
+    record = world.tasks.create(NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0}))
     cancelled = world.tasks.cancel("ann", record.task_id)
     assert cancelled.cancelled_now and cancelled.record.status is TaskStatus.CANCELLED
     assert world.workflow.stop_reasons[record.task_id] == "The task was cancelled by the client."
@@ -244,13 +244,13 @@ def test_cancel_stops_the_execution_with_the_reason_and_keeps_an_ended_task(worl
 
 
 def test_the_sweeper_fails_what_no_execution_will_finish_and_says_why(world: World) -> None:
-    never = world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
+    never = world.tasks.create(NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0}))
     del world.workflow.executions[never.task_id]
     world.workflow.runnable.clear()
-    ended = world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
+    ended = world.tasks.create(NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0}))
     world.workflow.executions[ended.task_id] = "FAILED"
     world.workflow.runnable.clear()
-    parked = world.tasks.create(owner="ann", tool="confirm_delete", arguments={"filename": "p"})
+    parked = world.tasks.create(NewTask(owner="ann", tool="confirm_delete", arguments={"filename": "p"}))
     world.settle()
     world.clock.advance(300_001)
     report = world.sweeper.sweep()
@@ -268,7 +268,7 @@ def test_the_sweeper_fails_what_no_execution_will_finish_and_says_why(world: Wor
 def test_the_sweeper_stops_work_past_its_deadline_with_that_reason() -> None:
     world = World()
     world.sweeper._max_runtime = 1_000
-    record = world.tasks.create(owner="ann", tool="confirm_delete", arguments={"filename": "p"})
+    record = world.tasks.create(NewTask(owner="ann", tool="confirm_delete", arguments={"filename": "p"}))
     world.settle()
     world.clock.advance(1_001)
     assert world.sweeper.sweep().failed == {record.task_id: "The task exceeded its maximum run time."}
@@ -276,8 +276,8 @@ def test_the_sweeper_stops_work_past_its_deadline_with_that_reason() -> None:
 
 
 def test_list_pages_only_the_owners_live_tasks(world: World) -> None:
-    mine = [world.tasks.create(owner="ann", tool="greet", arguments={}).task_id for _ in range(3)]
-    world.tasks.create(owner="bob", tool="greet", arguments={})
+    mine = [world.tasks.create(NewTask(owner="ann", tool="greet", arguments={})).task_id for _ in range(3)]
+    world.tasks.create(NewTask(owner="bob", tool="greet", arguments={}))
     page, cursor = world.tasks.list("ann", None, limit=2)
     rest, end = world.tasks.list("ann", cursor, limit=2)
     assert sorted(r.task_id for r in page + rest) == sorted(mine) and end is None

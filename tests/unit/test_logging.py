@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from taskgate import wiring
+from taskgate.domain.model import NewTask
 from taskgate.tools import ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
 from tests.fakes import World
@@ -65,7 +66,7 @@ def test_the_workers_error_line_is_json_with_the_task_id_in_a_prod_stack(
     tools = ToolRegistry()
     tools.add(Tool("crashes", "Always raises.", NoInput, crash, task_support="required"))
     world = World(tools)
-    record = world.tasks.create(owner="ann", tool="crashes", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="crashes", arguments={}))
 
     # The handler runs on the world's root (the in-memory ports), as its init finds it.
     wiring.reset(to=world.root)

@@ -13,7 +13,7 @@ from mangum import Mangum
 from taskgate.config import ConfigurationError, Settings
 from taskgate.domain.limits import LAMBDA_PAYLOAD_BYTES, MAX_PAYLOAD_BODY_BYTES, json_size
 from taskgate.http_app import create_app
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import Mcp
 from tests.sam_translate import ROOT, source

@@ -13,10 +13,12 @@ import pytest
 from starlette.testclient import TestClient
 
 from taskgate.domain.ending import HUNG_UP
-from taskgate.domain.model import TaskStatus
+from taskgate.domain.model import NewTask, TaskStatus
 from taskgate.http_app import create_app
-from taskgate.protocol.plain_calls import CallPolicy, Plan, decide, decide_job
-from taskgate.protocol.tool_calls import resolve_tool
+from taskgate.protocol.calls.caller import Caller
+from taskgate.protocol.calls.plan import Plan, decide, decide_job
+from taskgate.protocol.calls.policy import WAIT_HEADER, CallPolicy
+from taskgate.protocol.calls.runs import resolve_tool
 from tests.fakes import World
 from tests.mcp_client import Legacy, envelope, headers_for, parse_sse
 
@@ -107,7 +109,13 @@ def test_what_a_plain_call_becomes(
     plan: Plan,
 ) -> None:
     request = resolve_tool(world.root, tool, arguments)
-    assert decide(policy, request, headers, resumable=resumable, accepts_sse=sse).plan is plan
+    assert decide(policy, request, _caller(policy, headers, resumable, sse)).plan is plan
+
+
+def _caller(policy: CallPolicy, headers: dict[str, str], resumable: bool, sse: bool) -> Caller:
+    """What a caller can do, as its era reads it from these headers (the flow's input)."""
+    wait = policy.client_wait(headers.get(WAIT_HEADER))
+    return Caller(wait_seconds=wait, front=policy.front, accepts_sse=sse, resumable=resumable)
 
 
 # -- 2025-11-25: the call's own resumable stream --------------------------------------------
@@ -459,7 +467,7 @@ def test_2026_closing_a_held_call_cancels_its_work() -> None:
 
 def test_the_worker_keeps_the_last_progress_and_a_bounded_window_of_log_lines(world: World) -> None:
     record = world.tasks.create(
-        owner="ann", tool="long_job", arguments={"steps": 60}, progress_token="t", log_level="info"
+        NewTask(owner="ann", tool="long_job", arguments={"steps": 60}, progress_token="t", log_level="info")
     )
     world.settle()
     row = world.store.records[record.task_id]
@@ -471,7 +479,9 @@ def test_the_worker_keeps_the_last_progress_and_a_bounded_window_of_log_lines(wo
 
 
 def test_a_task_keeps_no_log_lines_below_what_its_caller_asked_for(world: World) -> None:
-    record = world.tasks.create(owner="ann", tool="long_job", arguments={"steps": 3}, log_level="warning")
+    record = world.tasks.create(
+        NewTask(owner="ann", tool="long_job", arguments={"steps": 3}, log_level="warning")
+    )
     world.settle()
     row = world.store.records[record.task_id]
     assert row.log_count == 0 and row.log_lines == ()
@@ -533,8 +543,8 @@ def test_a_stream_whose_response_was_had_is_unknown_from_then_on(legacy: Legacy,
 
 
 def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_logs() -> None:
-    from taskgate.protocol.task_events import Cursor
     from taskgate.protocol.v2025 import streams
+    from taskgate.protocol.wire.task_events import Cursor
 
     # Every stream but a hidden task's keeps the ids it always had.
     assert streams._cursor_id("ab12", 3, Cursor()) == "ab12:3"
@@ -575,6 +585,7 @@ def test_a_call_whose_tool_hands_a_job_off_lasts_as_long_as_its_caller_waits(
 ) -> None:
     # run_job declares no expected_seconds (decide runs it inline); its hand_off needs a task.
     request = resolve_tool(world.root, "run_job", {"kind": "glue", "target": "nightly"})
-    assert decide(policy, request, {}, resumable=resumable, accepts_sse=sse).plan is Plan.INLINE
-    decision = decide_job(policy, request, {}, resumable=resumable, accepts_sse=sse)
+    caller = _caller(policy, {}, resumable, sse)
+    assert decide(policy, request, caller).plan is Plan.INLINE
+    decision = decide_job(policy, request, caller)
     assert (decision.plan, decision.wait, decision.expected) == (plan, wait, None)

@@ -8,6 +8,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
+from taskgate.domain.model import NewTask
 from tests.fakes import World
 from tests.mcp_client import Legacy
 from tests.sse import over_streams, result_over_streams
@@ -219,8 +220,8 @@ def test_a_cursor_opens_only_as_issued_to_its_caller(world: World) -> None:
     """Issue 21, the spec audit: a well-formed cursor the server never issued was accepted
     (the store's own position, handed out as is). Cursors are now sealed like requestState."""
     for _ in range(3):
-        world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
-    world.tasks.create(owner="bob", tool="slow_compute", arguments={"seconds": 0})
+        world.tasks.create(NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0}))
+    world.tasks.create(NewTask(owner="bob", tool="slow_compute", arguments={"seconds": 0}))
     original = world.tasks.list
     world.tasks.list = lambda owner, cursor, limit=2, **kw: original(owner, cursor, limit, **kw)  # type: ignore[method-assign]
     first = _list(world, "ann")["result"]
@@ -237,7 +238,7 @@ def test_a_cursor_opens_only_as_issued_to_its_caller(world: World) -> None:
         assert error["code"] == -32602 and error["message"].startswith("Invalid cursor"), forged
     assert _list(world, "bob", cursor)["error"]["code"] == -32602  # another caller's
     # A requestState sealed for ann is not a cursor either, nor does a cursor outlive its hour.
-    from taskgate.protocol.request_state import Carried
+    from taskgate.protocol.wire.request_state import Carried
 
     state = world.request_states.seal(
         Carried({}, "2"), owner="ann", method="tools/call", target="x", arguments={}

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from taskgate.lazy import Lazy
-from taskgate.protocol.errors import RpcError
-from taskgate.protocol.request_state import Carried, RequestStates, ephemeral_keys
-from taskgate.protocol.sealing import KeyRing
+from taskgate.protocol.wire.errors import RpcError
+from taskgate.protocol.wire.request_state import Carried, RequestStates, ephemeral_keys
+from taskgate.protocol.wire.sealing import KeyRing
 from taskgate.testing.memory import FakeClock
 from tests.fakes import World
 from tests.unit.test_tool_features import call

@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from taskgate.adapters.s3_blobs import S3BlobStore
 from taskgate.codes import INTERNAL_ERROR
 from taskgate.domain.errors import DependencyFailure, ResultUnavailable, ServiceUnavailable
+from taskgate.domain.model import NewTask
 from taskgate.domain.results import DAY_MS, RETENTION_CLASSES_DAYS, retention_days
 from tests.fakes import World
 from tests.mcp_client import Legacy
@@ -36,7 +37,7 @@ def test_each_result_is_kept_at_least_as_long_as_its_task_row() -> None:
 def test_the_worker_writes_a_large_result_with_its_tasks_retention(ttl_ms: int, days: int) -> None:
     world = World(max_inline_result_bytes=1_000, max_ttl_ms=365 * DAY_MS)
     record = world.tasks.create(
-        owner="ann", tool="big_result", arguments={"kilobytes": 4}, requested_ttl_ms=ttl_ms
+        NewTask(owner="ann", tool="big_result", arguments={"kilobytes": 4}, requested_ttl_ms=ttl_ms)
     )
     world.settle()
     ref = world.store.records[record.task_id].result_ref

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from taskgate.domain.errors import PayloadTooLarge
 from taskgate.domain.limits import MAX_STATUS_MESSAGE_BYTES, MAX_STORED_ID_BYTES, json_size, row_size
-from taskgate.domain.model import Outcome, TaskStatus
+from taskgate.domain.model import NewTask, Outcome, TaskStatus
 from taskgate.domain.progress import ProgressReport
 from taskgate.testing.memory import DYNAMODB_ITEM_BYTES
 from taskgate.tools import CheckpointTooLarge, Elicit, ProtocolError, ToolContext, ToolRegistry
@@ -77,7 +77,7 @@ def _two_rounds(args: Any, ctx: ToolContext) -> str:
 
 def test_answers_accumulate_against_one_bound_across_rounds() -> None:
     world = World(_registry(two_rounds=_two_rounds), max_input_response_bytes=50_000)
-    task_id = world.tasks.create(owner="ann", tool="two_rounds", arguments={}).task_id
+    task_id = world.tasks.create(NewTask(owner="ann", tool="two_rounds", arguments={})).task_id
     world.settle()
     world.tasks.submit_input("ann", task_id, {"first": {"action": "accept", "content": {"v": "a" * 30_000}}})
     world.settle()
@@ -99,7 +99,7 @@ def _asks(args: Any, ctx: ToolContext) -> str:
 def test_an_answer_that_would_overfill_the_row_is_refused_with_the_room_left() -> None:
     world = World(_registry(asks=_asks), max_argument_bytes=400_000, max_input_response_bytes=200_000)
     # The arguments alone take most of the item.
-    task_id = world.tasks.create(owner="ann", tool="asks", arguments={"pad": "p" * 330_000}).task_id
+    task_id = world.tasks.create(NewTask(owner="ann", tool="asks", arguments={"pad": "p" * 330_000})).task_id
     world.settle()
     parked = world.store.records[task_id]
     assert parked.status is TaskStatus.INPUT_REQUIRED
@@ -117,10 +117,12 @@ def test_a_row_that_could_not_hold_its_arguments_and_answers_together_is_refused
     world = World(max_argument_bytes=358_400, max_input_response_bytes=262_144)
     with pytest.raises(PayloadTooLarge) as refused:
         world.tasks.create(
-            owner="ann",
-            tool="greet",
-            arguments={"pad": "a" * 350_000},
-            input_responses={"earlier": "e" * 60_000},
+            NewTask(
+                owner="ann",
+                tool="greet",
+                arguments={"pad": "a" * 350_000},
+                input_responses={"earlier": "e" * 60_000},
+            )
         )
     assert refused.value.limit == 400_000 and world.store.records == {}
 
@@ -131,7 +133,7 @@ def test_a_row_that_could_not_hold_its_arguments_and_answers_together_is_refused
 def test_an_oversize_label_makes_a_cut_progress_message_not_a_failure(world: World) -> None:
     label = "é" * 100_000  # 200 KB of UTF-8: under the argument limit, echoed in every progress
     task_id = world.tasks.create(
-        owner="ann", tool="slow_compute", arguments={"seconds": 0.01, "label": label}
+        NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0.01, "label": label})
     ).task_id
     messages: list[str] = []
     report = world.store.report_progress
@@ -152,7 +154,7 @@ def test_an_oversize_label_makes_a_cut_progress_message_not_a_failure(world: Wor
 
 def test_oversize_questions_fail_the_task_with_the_limit_not_a_client_error(world: World) -> None:
     task_id = world.tasks.create(
-        owner="ann", tool="confirm_delete", arguments={"filename": "f" * 200_000}
+        NewTask(owner="ann", tool="confirm_delete", arguments={"filename": "f" * 200_000})
     ).task_id
     world.settle()
     row = world.store.records[task_id]
@@ -177,8 +179,8 @@ def _checkpoints_less_when_refused(args: Any, ctx: ToolContext) -> str:
 
 def test_a_checkpoint_past_its_cap_is_a_clear_tool_error() -> None:
     world = World(_registry(big=_checkpoints_big, careful=_checkpoints_less_when_refused))
-    big = world.tasks.create(owner="ann", tool="big", arguments={}).task_id
-    careful = world.tasks.create(owner="ann", tool="careful", arguments={}).task_id
+    big = world.tasks.create(NewTask(owner="ann", tool="big", arguments={})).task_id
+    careful = world.tasks.create(NewTask(owner="ann", tool="careful", arguments={})).task_id
     world.settle()
     row = world.store.records[big]
     assert row.status is TaskStatus.COMPLETED and row.outcome is Outcome.TOOL_ERROR
@@ -194,7 +196,7 @@ def test_a_checkpoint_past_its_cap_is_a_clear_tool_error() -> None:
 
 def test_a_checkpoint_is_bounded_by_what_the_row_has_left() -> None:
     world = World(_registry(big=_checkpoints_big), max_argument_bytes=400_000, max_checkpoint_bytes=300_000)
-    task_id = world.tasks.create(owner="ann", tool="big", arguments={"pad": "p" * 320_000}).task_id
+    task_id = world.tasks.create(NewTask(owner="ann", tool="big", arguments={"pad": "p" * 320_000})).task_id
     world.settle()
     row = world.store.records[task_id]
     assert row.outcome is Outcome.TOOL_ERROR and row.result is not None
@@ -208,7 +210,7 @@ def _huge_protocol_error(args: Any, ctx: ToolContext) -> str:
 
 def test_a_huge_tool_error_is_stored_bounded() -> None:
     world = World(_registry(huge=_huge_protocol_error))
-    task_id = world.tasks.create(owner="ann", tool="huge", arguments={}).task_id
+    task_id = world.tasks.create(NewTask(owner="ann", tool="huge", arguments={})).task_id
     world.settle()
     row = world.store.records[task_id]
     assert row.status is TaskStatus.FAILED and row.error is not None
@@ -226,10 +228,12 @@ def test_the_result_goes_to_the_bucket_when_the_row_as_a_whole_could_not_hold_it
     """Arguments, answers and checkpoint count, not only the arguments."""
     world = World(_registry(tool=_checkpoint_then_result))
     task_id = world.tasks.create(
-        owner="ann",
-        tool="tool",
-        arguments={"pad": "a" * 150_000},
-        input_responses={"earlier": "e" * 60_000},
+        NewTask(
+            owner="ann",
+            tool="tool",
+            arguments={"pad": "a" * 150_000},
+            input_responses={"earlier": "e" * 60_000},
+        )
     ).task_id
     world.settle()
     row = world.store.records[task_id]

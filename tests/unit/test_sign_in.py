@@ -23,8 +23,8 @@ from taskgate.auth.resource import ProtectedResource, SignIn
 from taskgate.auth.tokens import SigningKeysUnavailable, TokenError
 from taskgate.config import ConfigurationError, Settings
 from taskgate.http_app import create_app
-from taskgate.protocol.identity import owner_from_event, principal_arn
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.identity import owner_from_event, principal_arn
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 from tests.oauth_server import LocalAuthorizationServer, b64url_encode

@@ -125,7 +125,7 @@ def test_long_uris_meet_the_byte_bound_before_dynamodbs_item_limit(legacy: Legac
 
 
 def test_a_long_version_is_kept_as_a_digest(world: World) -> None:
-    from taskgate.protocol.subscriptions import MAX_VERSION_CHARS, stored_version
+    from taskgate.protocol.catalog.subscriptions import MAX_VERSION_CHARS, stored_version
 
     assert stored_version(None) == "" and stored_version("v7") == "v7"
     long_a, long_b = "a" * 10_000, "a" * 9_999 + "b"

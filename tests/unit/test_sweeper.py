@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from taskgate.domain.errors import ServiceUnavailable
-from taskgate.domain.model import TaskRecord, TaskStatus
+from taskgate.domain.model import NewTask, TaskRecord, TaskStatus
 from taskgate.domain.sweeper import Sweeper
 from taskgate.testing.memory import MemoryTaskStore, MemoryWorkflow
 from tests.fakes import World
@@ -146,7 +146,7 @@ def test_five_thousand_live_and_parked_tasks_cost_describes_only_for_the_doubtfu
 
 
 def test_the_world_sweeper_still_fails_what_no_execution_will_finish(world: World) -> None:
-    never = world.tasks.create(owner="ann", tool="slow_compute", arguments={"seconds": 0})
+    never = world.tasks.create(NewTask(owner="ann", tool="slow_compute", arguments={"seconds": 0}))
     del world.workflow.executions[never.task_id]
     world.workflow.runnable.clear()
     world.clock.advance(STALE + 1)

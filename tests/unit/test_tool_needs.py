@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from taskgate import wiring
-from taskgate.config import ConfigurationError, Settings
+from taskgate.config import ConfigurationError, Settings, parse_tool_environment
+from taskgate.root import Taskgate, apply_tool_environment
 from taskgate.tools import ToolError, secret
-from taskgate.tools.needs import apply_tool_environment, forget_secrets, parse_tool_environment
+from taskgate.tools.needs import forget_secrets
+from taskgate.tools.registry import ToolRegistry
 
 
 def test_tool_environment_is_set_before_the_tools_load(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +73,11 @@ def test_a_tool_reads_its_secret_once(monkeypatch: pytest.MonkeyPatch) -> None:
             return {"SecretString": "s3cr3t"}
 
     monkeypatch.setattr(aws_clients, "client", lambda service: _Client())
-    forget_secrets()
+    # The composition root installs the reader behind secret() (deployed: Secrets Manager's).
+    settings = Settings.from_env(
+        {"TASK_TABLE": "t", "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:1:stateMachine:m"}
+    )
+    Taskgate(settings, wiring.aws_ports(settings), tools=ToolRegistry()).tools  # noqa: B018
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:reports-AbCdEf"
     assert secret(arn) == "s3cr3t" and secret(arn) == "s3cr3t"
     assert calls == [arn]

@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from taskgate.config import LOCAL_HOSTS, LOCAL_ORIGINS, Settings
-from taskgate.protocol.transport_security import TransportSecurity
+from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import envelope, headers_for
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from taskgate.domain import history
 from taskgate.domain.errors import ServiceUnavailable
-from taskgate.domain.model import TaskStatus
+from taskgate.domain.model import NewTask, TaskStatus
 from taskgate.domain.worker import StepKind, Worker
 from taskgate.tools import Elicit, ToolContext, ToolRegistry
 from taskgate.tools.registry import Tool
@@ -53,7 +53,7 @@ def test_throttling_inside_the_tool_is_raised_for_the_state_machine_to_retry() -
         raise ServiceUnavailable("AWS is unavailable (ThrottlingException)")
 
     world = _world(history.HISTORY_BUDGET, throttled=throttled)
-    record = world.tasks.create(owner="ann", tool="throttled", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="throttled", arguments={}))
     with pytest.raises(ServiceUnavailable):
         world.worker.run_step(record.task_id)
     # Nothing recorded: the retried step starts from the same row.
@@ -62,7 +62,7 @@ def test_throttling_inside_the_tool_is_raised_for_the_state_machine_to_retry() -
 
 def test_each_question_round_counts_its_history_with_the_retries_before_it(world: World) -> None:
     world = _world(history.HISTORY_BUDGET, chatty=chatty)
-    record = world.tasks.create(owner="ann", tool="chatty", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="chatty", arguments={}))
     assert world.worker.run_step(record.task_id).kind is StepKind.INPUT_REQUIRED
     assert world.store.records[record.task_id].history_events == history.EVENTS_PER_QUESTION_ROUND
     world.store.park(record.task_id, "t1", world.clock())
@@ -89,7 +89,7 @@ def test_a_continued_step_counts_and_a_plain_checkpoint_does_not() -> None:
         return "done"
 
     world = _world(history.HISTORY_BUDGET, counts=counts)
-    record = world.tasks.create(owner="ann", tool="counts", arguments={})
+    record = world.tasks.create(NewTask(owner="ann", tool="counts", arguments={}))
     assert world.worker.run_step(record.task_id, remaining_ms=lambda: 0).kind is StepKind.CONTINUE
     assert world.store.records[record.task_id].history_events == history.EVENTS_PER_CONTINUED_STEP
     world.worker.run_step(record.task_id, remaining_ms=lambda: 10**9)

@@ -9,6 +9,7 @@ default lives here, once.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -32,6 +33,26 @@ DEFAULT_TOOL_MODULES = "taskgate_tools"
 # The examples and the fixtures, as this repository's local server and tests serve them. The
 # fixtures come first: the conformance suite calls whichever tool is listed first, with no arguments.
 EXAMPLE_TOOL_MODULES = "taskgate_conformance,taskgate_tools"
+
+# ToolEnvironment's names: capitals, digits and _; never one the platform or taskgate owns,
+# whose value a tool's must not replace.
+_TOOL_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
+_RESERVED_PREFIXES = ("AWS_", "LAMBDA_", "POWERTOOLS_", "_")
+
+
+def parse_tool_environment(value: str, reserved: frozenset[str] = frozenset()) -> dict[str, str]:
+    """ToolEnvironment's ``NAME=value,NAME2=value2`` as a dict; ValueError naming what is wrong."""
+    pairs: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        name, sep, val = item.partition("=")
+        name = name.strip()
+        if not sep or not _TOOL_VARIABLE.fullmatch(name):
+            raise ValueError(f"{item!r} is not NAME=value (NAME in capitals, digits and _)")
+        if name.startswith(_RESERVED_PREFIXES) or name in reserved:
+            raise ValueError(f"{name} is a name taskgate or Lambda sets; pick another for your tool")
+        pairs[name] = val
+    return pairs
+
 
 # Transport security (DNS rebinding): who may be named in Host and Origin. A host without a
 # port matches any port; "*" allows anything. Deployed, the API's own domain is allowed too.
@@ -77,7 +98,7 @@ class Settings(BaseModel):
     stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
-    # Plain (non-task) calls of long tools (protocol/plain_calls.py). A tool expected to
+    # Plain (non-task) calls of long tools (protocol/calls/plan.py). A tool expected to
     # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
     # hidden task, not inside the request.
     inline_call_max_seconds: Annotated[float, Field(ge=0, le=25)] = 10.0
@@ -214,15 +235,11 @@ class Settings(BaseModel):
     def _tool_environment_is_pairs(cls, value: str) -> str:
         if not value:
             return value
-        from .tools.needs import parse_tool_environment
-
         parse_tool_environment(value, frozenset(name.upper() for name in cls.model_fields))
         return value
 
     @property
     def tool_environment_pairs(self) -> dict[str, str]:
-        from .tools.needs import parse_tool_environment
-
         return parse_tool_environment(self.tool_environment)
 
     @field_validator("auth_mode", mode="before")
@@ -261,7 +278,7 @@ class Settings(BaseModel):
     @classmethod
     def _entries_parse(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         # An entry the request parser cannot read would never match: say so at start instead.
-        from .protocol.transport_security import valid_host_entry, valid_origin_entry
+        from .protocol.wire.transport_security import valid_host_entry, valid_origin_entry
 
         valid = valid_host_entry if info.field_name == "allowed_hosts" else valid_origin_entry
         what = "host[:port]" if info.field_name == "allowed_hosts" else "scheme://host[:port]"

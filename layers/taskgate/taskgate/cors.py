@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .protocol.transport_security import TransportSecurity
+from .protocol.wire.transport_security import TransportSecurity
 
 ALLOWED_METHODS = b"GET, POST, DELETE, OPTIONS"
 # What an MCP client's script needs to read: the session, the negotiated revision, and where

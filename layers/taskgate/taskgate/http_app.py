@@ -18,13 +18,13 @@ from starlette.types import ASGIApp
 from .codes import INVALID_REQUEST, PARSE_ERROR
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS
 from .cors import Cors
-from .protocol.era import HttpReply
-from .protocol.errors import RpcError
-from .protocol.headers import header_problem
-from .protocol.identity import owner_from_event
-from .protocol.jsonrpc import failure
 from .protocol.server import McpServer
-from .protocol.transport_security import TransportSecurity, is_json
+from .protocol.wire.errors import RpcError
+from .protocol.wire.exchange import HttpReply
+from .protocol.wire.headers import header_problem
+from .protocol.wire.identity import owner_from_event
+from .protocol.wire.jsonrpc import failure
+from .protocol.wire.transport_security import TransportSecurity, is_json
 
 if TYPE_CHECKING:
     from .auth.resource import SignIn

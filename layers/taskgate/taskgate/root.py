@@ -15,27 +15,30 @@ cipher load with the first request (or function) that uses them, never at an API
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
 from .config import Settings
-from .domain.jobs import Jobs
 from .domain.limits import Limits
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
 from .domain.service import TaskService
+from .jobs.vocabulary import Jobs
 from .lazy import Lazy, once
+from .protocol.calls.flow import ToolCallFlow
+from .protocol.calls.policy import CallPolicy
+from .protocol.calls.services import AuditHook
+from .protocol.calls.slots import InlineSlots
 from .protocol.era import Era
-from .protocol.plain_calls import CallPolicy
-from .protocol.request_state import RequestStates
 from .protocol.server import McpServer
-from .protocol.services import AuditHook, InlineSlots
-from .protocol.transport_security import TransportSecurity
 from .protocol.v2026 import Era2026
 from .protocol.v2026.held import HeldCalls
+from .protocol.wire.request_state import RequestStates
+from .protocol.wire.transport_security import TransportSecurity
 from .tools.registry import ToolRegistry, registry
 
 if TYPE_CHECKING:
@@ -48,7 +51,8 @@ if TYPE_CHECKING:
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
-    from .protocol.sealing import KeyRing
+    from .protocol.wire.sealing import KeyRing
+    from .tools.needs import SecretReader
     from .tools.prompts import PromptRegistry
     from .tools.resources import ResourceRegistry
 
@@ -74,6 +78,15 @@ class Ports:
     # Sign-in's own (taskgate/auth: its items in the table, its keys, the issuer); asked only
     # when AuthMode lets callers in with tokens.
     sign_in: Callable[[], SignInPorts] | None = None
+    # What ``taskgate.tools.secret`` reads a tool's secret with (ToolSecretArns); None: none can be read.
+    tool_secrets: SecretReader | None = None
+
+
+def apply_tool_environment(pairs: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> None:
+    """ToolEnvironment's pairs in the environment; a variable already set (a developer's shell) wins."""
+    env = os.environ if environ is None else environ
+    for name, value in pairs.items():
+        env.setdefault(name, value)
 
 
 def limits(settings: Settings) -> Limits:
@@ -136,11 +149,13 @@ class Taskgate:
     @once
     def tools(self) -> ToolRegistry:
         # Importing a tool module builds its pydantic models: a tasks/get cold start never does.
+        # The toolkit reads a tool's secrets through this root's port, never an adapter of its own.
+        from .tools.needs import read_secrets_with
+
+        read_secrets_with(self.ports.tool_secrets)
         if self._tools is not None:
             return self._tools
         # Their environment (ToolEnvironment) is set first, for modules that read it at import.
-        from .tools.needs import apply_tool_environment
-
         apply_tool_environment(self.settings.tool_environment_pairs)
         loaded = registry.load(self.settings.tool_modules)
         if self.settings.tool_declarations:
@@ -167,7 +182,7 @@ class Taskgate:
     def request_states(self) -> RequestStates:
         def ring() -> KeyRing:
             # cryptography, and the secret, only for the first plain call that asks.
-            from .protocol.sealing import KeyRing
+            from .protocol.wire.sealing import KeyRing
 
             return KeyRing(self.ports.request_state_keys())
 
@@ -187,6 +202,11 @@ class Taskgate:
             front_streaming=s.front_streaming,
             front_timeout_seconds=s.front_timeout_seconds,
         )
+
+    @once
+    def tool_calls(self) -> ToolCallFlow:
+        """What a tools/call becomes, for both eras (protocol/calls/flow.py)."""
+        return ToolCallFlow(self)
 
     @once
     def plain_calls(self) -> PlainCalls:
@@ -284,12 +304,12 @@ class Taskgate:
             monotonic=self.ports.monotonic,
             clock=self.ports.clock,
         )
-        return Era2026(self, catalog, held)
+        return Era2026(self, catalog, held, self.tool_calls)
 
     @once
     def era2025(self) -> Era:
         # Built by the first request that speaks it: a 2026-07-28 client never does.
-        from .protocol.handle_tools import handed
+        from .protocol.calls.handle_tools import handed
         from .protocol.v2025 import Era2025
         from .protocol.v2025.streams import ResultStreams
 
@@ -312,6 +332,7 @@ class Taskgate:
             streams=streams,
             clock=self.ports.clock,
             session_ttl_ms=self.settings.session_ttl_ms,
+            flow=self.tool_calls,
         )
 
     @once

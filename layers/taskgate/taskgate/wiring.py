@@ -18,14 +18,14 @@ from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .config import Settings
 from .lazy import Lazy
-from .protocol.request_state import ephemeral_keys
+from .protocol.wire.request_state import ephemeral_keys
 from .root import Ports, Taskgate
 
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
-    from .domain.jobs import Jobs
     from .domain.sessions import SessionStore
+    from .jobs.vocabulary import Jobs
 
 
 def aws_ports(settings: Settings) -> Ports:
@@ -70,6 +70,12 @@ def aws_ports(settings: Settings) -> Ports:
             lambda: GlueJobs(lambda: aws_clients.client("glue")),
         )
 
+    def tool_secret(arn: str) -> bytes:
+        """A tool's secret (taskgate.tools.secret), read through the worker's role."""
+        from .adapters.secrets import SecretsManagerSecret
+
+        return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()
+
     bucket = settings.result_bucket
     ports = Ports(
         store=lambda: DynamoDBTaskStore(dynamodb, settings.task_table),
@@ -83,6 +89,7 @@ def aws_ports(settings: Settings) -> Ports:
         request_state_keys=request_state_keys,
         jobs=jobs,
         sign_in=lambda: sign_in_ports(settings),
+        tool_secrets=tool_secret,
     )
     return ports
 

@@ -1,4 +1,4 @@
-"""The jobs tools hand off (domain/jobs.py), in the AWS services they run in.
+"""The jobs tools hand off (jobs/vocabulary.py), in the AWS services they run in.
 
 A child execution is found by its ARN, known before it starts (the task chose its name).
 A Batch job, an ECS task or a Glue job run gets its id from the service only when the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.jobs import JobKind, JobProgress, PendingJob
+from ..jobs.vocabulary import JobKind, JobProgress, PendingJob
 from .batch_jobs import BatchJobs
 from .ecs_tasks import EcsTasks
 from .glue_jobs import GlueJobs

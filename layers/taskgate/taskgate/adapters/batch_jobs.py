@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..domain.jobs import JobProgress
+from ..jobs.vocabulary import JobProgress
 from .aws_errors import translating
 
 

@@ -15,7 +15,7 @@ Item layout (attribute: type):
   progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
   watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
   come back by then)
-While a job a tool handed off is pending (domain/jobs.py): jobKey S · job S(JSON) ·
+While a job a tool handed off is pending (jobs/vocabulary.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
 A callback job's URL: callbackHash S (SHA-256 of its secret) · callbackKey S ·
@@ -33,10 +33,10 @@ from typing import Any
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
-from ..domain.jobs import CallbackSlot, PendingJob
 from ..domain.limits import map_size
 from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
 from ..domain.progress import ProgressReport
+from ..jobs.vocabulary import CallbackSlot, PendingJob
 from .aws_errors import translated
 from .dynamodb_items import conditional, dumps, expires_at, expires_at_ms, j, n, s
 

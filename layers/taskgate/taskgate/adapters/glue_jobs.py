@@ -7,7 +7,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from ..domain.jobs import JobProgress
+from ..jobs.vocabulary import JobProgress
 from .aws_errors import error_code, translating
 
 

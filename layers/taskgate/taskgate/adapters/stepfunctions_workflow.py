@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ..domain.errors import DependencyFailure
-from ..domain.jobs import JobProgress
+from ..jobs.vocabulary import JobProgress
 from .aws_errors import error_code, translating
 
 # Errors that mean "that execution or callback is no longer waiting".

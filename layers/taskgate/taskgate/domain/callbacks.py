@@ -21,10 +21,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..jobs.vocabulary import CallbackSlot
+from ..text import cut
 from .ending import TaskEnder
 from .errors import TransitionRejected
-from .jobs import CallbackSlot
-from .limits import MAX_STATUS_MESSAGE_BYTES, cut, json_size
+from .limits import MAX_STATUS_MESSAGE_BYTES, json_size
 from .model import TaskRecord
 from .ports import Clock, TaskStore, Workflow
 

@@ -4,7 +4,7 @@ resume that could not happen), by the worker (the tool failed) and by the sweepe
 
 The write is conditional, so an end that lost a race changes nothing; the
 execution is then stopped with the same reason the client reads, and so is the job the
-task was waiting on (domain/jobs.py), explicitly: a stopped execution does not stop the
+task was waiting on (jobs/vocabulary.py), explicitly: a stopped execution does not stop the
 job it started everywhere (the local runtime's does not).
 """
 
@@ -14,8 +14,9 @@ import logging
 from typing import Any
 
 from ..codes import INTERNAL_ERROR
-from .jobs import Jobs, PendingJob
-from .limits import MAX_STATUS_MESSAGE_BYTES, bounded_error, cut
+from ..jobs.vocabulary import Jobs, PendingJob
+from ..text import cut
+from .limits import MAX_STATUS_MESSAGE_BYTES, bounded_error
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 

@@ -1,5 +1,5 @@
 """Domain failures. The protocol maps each to a JSON-RPC error in one table
-(``protocol/errors.py``); adapters translate AWS errors into the last two."""
+(``protocol/wire/errors.py``); adapters translate AWS errors into the last two."""
 
 from __future__ import annotations
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from ..jobs.vocabulary import JobKind, JobProgress, Jobs
+from ..text import cut
 from ..tools.peer import at_least
 from .errors import TransitionRejected
-from .jobs import JobKind, JobProgress, Jobs
-from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, cut, row_size
+from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, row_size
 from .model import LogLine, Progress, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
 from .progress import ProgressReport, bounded_progress, with_line, with_report

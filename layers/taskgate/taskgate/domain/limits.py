@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import cut
 from .errors import PayloadTooLarge
 from .model import TaskRecord
 
@@ -33,7 +34,7 @@ MAX_STATUS_MESSAGE_BYTES = 2_048
 MAX_QUESTIONS_BYTES = 65_536
 # A tool's JSON-RPC error as stored: past it, ``data`` is dropped and the message cut.
 MAX_ERROR_BYTES = 16_384
-# What the state machine is handed to start a job (domain/jobs.py: its parameters, a
+# What the state machine is handed to start a job (jobs/vocabulary.py: its parameters, a
 # child execution's input). Step Functions carries at most 256 KB of state, which the
 # job's output shares on its way back.
 MAX_JOB_REQUEST_BYTES = 65_536
@@ -80,14 +81,6 @@ def row_size(record: TaskRecord, *, arguments_bytes: int | None = None) -> int:
         + map_size(record.job_outcomes)
         + (JOB_FIXED_BYTES if record.job is not None else 0)
     )
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` UTF-8 bytes, cut at a character with an ellipsis."""
-    encoded = text.encode()
-    if len(encoded) <= limit:
-        return text
-    return encoded[: max(0, limit - 3)].decode(errors="ignore") + "…"
 
 
 def bounded_error(error: dict[str, Any]) -> dict[str, Any]:

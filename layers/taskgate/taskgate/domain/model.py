@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .jobs import CallbackSlot, PendingJob
+    from ..jobs.vocabulary import CallbackSlot, PendingJob
 
 
 class TaskStatus(enum.StrEnum):
@@ -81,6 +81,31 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class NewTask:
+    """The task a caller asks for, as its request was checked at the edge: what
+    ``TaskService.create`` makes a ``TaskRecord`` of."""
+
+    owner: str
+    tool: str
+    arguments: dict[str, Any]
+    # Their size as the caller measured it when it checked the request (the arguments and
+    # the answers the task inherits) against the limits, once; None: the service checks them.
+    arguments_bytes: int | None = None
+    # The TTL the client asked for (None: the default; capped at the maximum).
+    requested_ttl_ms: int | None = None
+    # Answers the task inherits (2026-07-28: a tools/call's inputResponses), kept in the row.
+    input_responses: dict[str, Any] = field(default_factory=dict)
+    progress_token: str | int | None = None
+    client_capabilities: dict[str, Any] | None = None
+    # A plain call's hidden task: the id its call claimed (domain/calls.py).
+    task_id: str | None = None
+    # The least severe log line kept for the caller (None: none).
+    log_level: str | None = None
+    # The caller must come back within this (TaskRecord.watched_until_ms); None: not watched.
+    watch_ms: int | None = None
+
+
+@dataclass(frozen=True)
 class TaskRecord:
     task_id: str
     owner: str
@@ -129,7 +154,7 @@ class TaskRecord:
     # A plain call's hidden task: cancelled when its caller has not come back by then
     # (epoch ms; every resumed stream moves it on). None: nobody is watched for.
     watched_until_ms: int | None = None
-    # The job the task waits on while it waits (domain/jobs.py), and every job's outcome
+    # The job the task waits on while it waits (jobs/vocabulary.py), and every job's outcome
     # by its hand-off key, kept for the task's life (the tool reads them when it runs again).
     job: PendingJob | None = None
     job_outcomes: dict[str, Any] = field(default_factory=dict)

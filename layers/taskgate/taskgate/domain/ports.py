@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from .jobs import CallbackSlot, PendingJob
+from ..jobs.vocabulary import CallbackSlot, PendingJob
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
 from .progress import ProgressReport
 

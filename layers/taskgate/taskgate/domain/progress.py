@@ -1,6 +1,6 @@
 """What a running task tells its caller besides its status: the progress numbers its tool
 reports and the lines it logs, kept in the task row for the streams that carry them to
-the caller (domain/worker.py writes them; protocol/task_events.py reads them).
+the caller (domain/worker.py writes them; protocol/wire/task_events.py reads them).
 
 A row holds at most 400 KB, so what it keeps of them is bounded: the last progress
 report (its message cut like a statusMessage) and a window of the latest log lines, each
@@ -14,7 +14,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .limits import MAX_STATUS_MESSAGE_BYTES, cut, json_size
+from ..text import cut
+from .limits import MAX_STATUS_MESSAGE_BYTES, json_size
 from .model import LogLine, Progress, TaskRecord
 
 # The window of log lines a row keeps.

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..jobs.vocabulary import Jobs
 from .ending import TaskEnder
 from .errors import (
     DependencyFailure,
@@ -23,9 +24,8 @@ from .errors import (
     TransitionRejected,
 )
 from .job_watch import JOB_STATUS_INTERVAL_MS, JobWatch
-from .jobs import Jobs
 from .limits import Limits
-from .model import TaskRecord, TaskStatus
+from .model import NewTask, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 from .results import ResultPart, ResultStore
 
@@ -69,47 +69,31 @@ class TaskService:
         self._watch = JobWatch(store, jobs, clock, job_status_interval_ms)
         self.limits = limits
 
-    def create(
-        self,
-        *,
-        owner: str,
-        tool: str,
-        arguments: dict[str, Any],
-        arguments_bytes: int | None = None,
-        requested_ttl_ms: int | None = None,
-        input_responses: dict[str, Any] | None = None,
-        progress_token: str | int | None = None,
-        client_capabilities: dict[str, Any] | None = None,
-        task_id: str | None = None,
-        log_level: str | None = None,
-        watch_ms: int | None = None,
-    ) -> TaskRecord:
-        """A new task, durable before its execution starts. ``arguments_bytes``: their size
-        as the caller measured it when it checked the request (the arguments and the answers
-        the task inherits) against ``limits``, once; without it, they are checked here.
-        ``task_id``: the id a plain call claimed for its hidden task (domain/calls.py);
-        ``log_level``: the least severe log line kept for the caller; ``watch_ms``: the
-        caller must come back within this (TaskRecord.watched_until_ms)."""
+    def create(self, new: NewTask) -> TaskRecord:
+        """A new task, durable before its execution starts. What ``new`` carries was checked
+        at the edge when it says how large its arguments are (``arguments_bytes``); without
+        that, they and the answers it inherits are checked here."""
+        arguments_bytes = new.arguments_bytes
         if arguments_bytes is None:
-            arguments_bytes = self.limits.check_arguments(arguments)
+            arguments_bytes = self.limits.check_arguments(new.arguments)
             # Answers carried by the call (2026: a tools/call's inputResponses) are kept
             # in the row for the task's life.
-            self.limits.check_answers(input_responses or {})
+            self.limits.check_answers(new.input_responses)
         # So is the progress token.
-        self.limits.check_stored_id("progressToken", progress_token)
+        self.limits.check_stored_id("progressToken", new.progress_token)
         limit = self.limits.max_active_per_owner
         # Counted on the sparse active index, which is eventually consistent: a burst of
         # simultaneous creates by one owner can pass together (documented in the README).
-        if limit and self._store.count_active(owner, limit) >= limit:
+        if limit and self._store.count_active(new.owner, limit) >= limit:
             raise TooManyActiveTasks(limit)
         now = self._clock()
-        ttl = self.limits.effective_ttl(requested_ttl_ms)
-        task_id = task_id or new_task_id()
+        ttl = self.limits.effective_ttl(new.requested_ttl_ms)
+        task_id = new.task_id or new_task_id()
         record = TaskRecord(
             task_id=task_id,
-            owner=owner,
-            tool=tool,
-            arguments=arguments,
+            owner=new.owner,
+            tool=new.tool,
+            arguments=new.arguments,
             status=TaskStatus.WORKING,
             status_message="The operation is now in progress.",
             created_at_ms=now,
@@ -118,14 +102,14 @@ class TaskService:
             retention_ms=ttl,
             poll_interval_ms=self.limits.poll_interval_ms,
             expires_at_ms=now + ttl,
-            input_responses=dict(input_responses or {}),
-            progress_token=progress_token,
-            client_capabilities=client_capabilities,
+            input_responses=dict(new.input_responses),
+            progress_token=new.progress_token,
+            client_capabilities=new.client_capabilities,
             # Written with the row: whatever machine the stack runs later, this task's
             # execution is this one (no second write; start() checks it is what it got).
             execution_arn=self._workflow.execution_for(task_id),
-            log_level=log_level,
-            watched_until_ms=now + watch_ms if watch_ms is not None else None,
+            log_level=new.log_level,
+            watched_until_ms=now + new.watch_ms if new.watch_ms is not None else None,
         )
         self.limits.check_row(record, arguments_bytes=arguments_bytes)
         # Write-through: the row is durable before anyone can learn the id.

@@ -73,7 +73,7 @@ class StreamState:
     # for this long (ms); None: nobody is watched for (a tasks/result stream).
     watch_ms: int | None = None
     # A plain call's stream: still running at this time (epoch ms), the call is answered
-    # with a handle the model drives (protocol/handle_tools.py). None: never.
+    # with a handle the model drives (protocol/calls/handle_tools.py). None: never.
     hand_over_at_ms: int | None = None
 
 

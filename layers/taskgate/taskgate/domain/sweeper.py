@@ -3,7 +3,7 @@
 The state machine's catch-all handles failures inside an execution. What it
 cannot see: an execution that never started (a crash between the row's put and
 StartExecution), one that ended without recording anything, and work running
-past its deadline, including a job the task handed off (domain/jobs.py), which it stops. Every few minutes this reads the sparse active index (live
+past its deadline, including a job the task handed off (jobs/vocabulary.py), which it stops. Every few minutes this reads the sparse active index (live
 tasks only, so the cost follows the number of live tasks) and ends such tasks
 ``failed`` with a statusMessage that says why.
 
@@ -29,9 +29,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from ..jobs.vocabulary import Jobs
 from .ending import HUNG_UP, TaskEnder
 from .errors import TransitionRejected
-from .jobs import Jobs
 from .model import TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 

@@ -25,7 +25,7 @@ class Op(enum.StrEnum):
     COMPLETE = "complete"  # the tool returned
     FAIL = "fail"  # the tool, the state machine, the sweeper or the API ended it failed
     CANCEL = "cancel"  # the client cancelled it
-    HAND_OFF = "hand_off"  # the tool hands a job off (domain/jobs.py); the state machine waits on it next
+    HAND_OFF = "hand_off"  # the tool hands a job off (jobs/vocabulary.py); the state machine waits on it next
     WAIT = "wait"  # the state machine's AwaitCallback: parked on a callback job's task token
     JOB_DONE = "job_done"  # a job's outcome is recorded (the state machine, or its callback URL)
     JOB_STATUS = "job_status"  # the job's status (or a callback's heartbeat) becomes the statusMessage

@@ -3,7 +3,7 @@
 The step reads the task row, runs the tool with a context bound to that row,
 and either records the terminal outcome (a conditional write, so cancelled
 stays cancelled) or tells the state machine to park for input or to run the
-next step, or to start a job the tool handed off (domain/jobs.py) and wait for it.
+next step, or to start a job the tool handed off (jobs/vocabulary.py) and wait for it.
 Parking, continuing and handing off reach the state machine as the signal exceptions
 below, whose names its Catch rules match (statemachines/task.asl.json).
 """
@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
+from ..jobs.vocabulary import CallbackSlot, JobKind, JobRequest
+from ..text import cut
 from ..tools.context import (
     CheckpointTooLarge,
     HandedOff,
@@ -39,8 +41,7 @@ from ..tools.registry import ToolRegistry
 from . import callbacks, history
 from .ending import HUNG_UP, TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
-from .jobs import CallbackSlot, JobKind, JobRequest
-from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, cut, json_size, map_size, row_size
+from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
 from .progress import ProgressReport, bounded_line, bounded_progress, with_line, with_report

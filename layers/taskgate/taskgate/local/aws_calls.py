@@ -128,7 +128,7 @@ def _taskgate_requirements(
 def _job_requirements(
     service: str, operation: str, params: dict[str, Any], region: str
 ) -> list[tuple[str, str]]:
-    """The jobs tools hand off (domain/jobs.py): the resources IAM scopes their calls to."""
+    """The jobs tools hand off (jobs/vocabulary.py): the resources IAM scopes their calls to."""
     account = ACCOUNT
 
     def arn(kind: str, name: str) -> str:

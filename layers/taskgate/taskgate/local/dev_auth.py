@@ -15,8 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..protocol.headers import header_problem
-from ..protocol.jsonrpc import failure
+from ..protocol.wire.headers import header_problem
+from ..protocol.wire.jsonrpc import failure
 
 
 def parse_tokens(spec: str) -> dict[str, str]:

@@ -11,64 +11,18 @@ entry in the server's list.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from ..codes import INVALID_PARAMS, METHOD_NOT_FOUND
 from ..lazy import Lazy
-from .errors import RpcError
-from .jsonrpc import ClientResponse, Request
+from .wire.errors import RpcError
+from .wire.exchange import Call, HttpReply, Result, validation_data
+from .wire.jsonrpc import ClientResponse
 
-if TYPE_CHECKING:
-    from ..domain.sessions import Session
-
-
-@dataclass
-class HttpReply:
-    status: int
-    body: dict[str, Any] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    # Server-sent events, for a response that is a stream.
-    stream: Iterator[str] | None = None
-
-
-@dataclass(frozen=True)
-class Call:
-    """One HTTP request as a handler sees it: who asks, with which headers and message."""
-
-    owner: str
-    headers: Mapping[str, str]
-    request: Request | None = None
-    # Notifications the handler emitted for this request (progress, log messages): they go
-    # before the response on an SSE reply, when the client accepts one.
-    emitted: list[dict[str, Any]] = field(default_factory=list)
-    # 2025-11-25: the session the era's ``before`` found for this request (None: none).
-    session: Session | None = None
-    # True once the client has gone away (the local server watches its connection; in
-    # Lambda nothing can tell, and one instance serves one request anyway).
-    gone: Callable[[], bool] = field(default=lambda: False)
-
-    def emit(self, notification: dict[str, Any]) -> None:
-        self.emitted.append(notification)
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.request.meta if self.request is not None else {}
-
-    @property
-    def method(self) -> str:
-        return self.request.method if self.request is not None else ""
-
-
-Result = dict[str, Any] | HttpReply
 Handler = Callable[[Call, Any], Result]
-
-
-def validation_data(exc: ValidationError) -> list[dict[str, Any]]:
-    # Locations and messages only: echoing input values back could leak secrets into logs.
-    return [{"path": list(e["loc"]), "message": e["msg"]} for e in exc.errors()]
 
 
 @dataclass(frozen=True)
@@ -159,16 +113,17 @@ class Era:
     def status_for(self, code: int) -> int:
         return self.http_status.get(code, 200)
 
-    def before(self, call: Call) -> Call:
+    def before(self, call: Call, method: Method | None) -> Call:
         """Checks every request of this era passes before its method runs (headers, sessions);
-        the call its method is given (with what the checks found)."""
+        the call its method is given (with what the checks found). ``method``: the one the
+        request names, looked up once for the request (None: this era has no such method)."""
         return call
 
     def dispatch(self, call: Call) -> Result:
         request = call.request
         assert request is not None
-        call = self.before(call)
         method = self.methods.get(request.method)
+        call = self.before(call, method)
         if method is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
         return self.shape(method, method.handler(call, method.parse(request.params)))

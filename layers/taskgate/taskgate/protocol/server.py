@@ -13,11 +13,12 @@ from typing import Any
 
 from ..codes import INTERNAL_ERROR
 from ..domain.errors import TaskgateError, TaskNotFound, TooManyActiveTasks
-from . import sse
-from .era import Call, Era, HttpReply
-from .errors import Retryable, RpcError, TransportRejection, from_domain
-from .jsonrpc import ClientResponse, failure, parse_message, request_id, success
-from .services import AuditHook
+from .calls.services import AuditHook
+from .era import Era
+from .wire import sse
+from .wire.errors import Retryable, RpcError, TransportRejection, from_domain
+from .wire.exchange import Call, HttpReply
+from .wire.jsonrpc import ClientResponse, failure, parse_message, request_id, success
 
 logger = logging.getLogger(__name__)
 

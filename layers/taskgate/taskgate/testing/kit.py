@@ -35,8 +35,8 @@ from taskgate_cli.protocol import Client2026, meta_2026, param_headers
 from taskgate_cli.transport import Reply, reply_of
 
 from ..config import Settings
-from ..domain.jobs import PendingJob
 from ..domain.worker import Worker
+from ..jobs.vocabulary import PendingJob
 from ..root import Taskgate
 from ..tools.context import TaskCancelled, ToolContext
 from ..tools.registry import Tool, ToolRegistry, registry

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 from ..auth.state import ClientRecord, CodeRecord, CodeUse, GrantRecord, PendingSignIn, digest
 from ..domain.calls import CallClaim
 from ..domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
-from ..domain.jobs import CallbackSlot, JobKind, JobProgress, PendingJob
 from ..domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ..domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
 from ..domain.ports import Clock
 from ..domain.progress import ProgressReport
 from ..domain.sessions import Session, StreamState, Subscribed, uri_bytes
 from ..domain.transitions import Op, check, target
-from ..protocol.request_state import ephemeral_keys
+from ..jobs.vocabulary import CallbackSlot, JobKind, JobProgress, PendingJob
+from ..protocol.wire.request_state import ephemeral_keys
 from ..root import Ports
 
 if TYPE_CHECKING:
@@ -860,6 +860,8 @@ class Memory:
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
     jobs: MemoryJobs = field(default_factory=MemoryJobs)
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
+    # The secrets a tool reads with ``taskgate.tools.secret`` (ARN -> value): Secrets Manager's part.
+    secrets: dict[str, str] = field(default_factory=dict)
     stream_time: float = 0.0
     on_wait: Callable[[], None] = lambda: None
     tokens: int = 0
@@ -954,7 +956,12 @@ class Memory:
             monotonic=lambda: self.stream_time,
             jobs=lambda: self.jobs,
             sign_in=self._sign_in_ports,
+            tool_secrets=self._secret,
         )
+
+    def _secret(self, arn: str) -> bytes:
+        # A secret not set here is one the tool may not read (not in ToolSecretArns).
+        return self.secrets[arn].encode()
 
     def _sign_in_ports(self) -> SignInPorts:
         from ..auth.build import SignInPorts

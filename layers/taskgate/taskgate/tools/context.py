@@ -92,7 +92,7 @@ class TaskCancelled(Exception):
 class NeedsTask(Exception):
     """Raised by ``hand_off`` in a call run inline: only a task can wait on a job, so the
     caller runs the call again as a (hidden) task, where the tool runs from the top and
-    its ``hand_off`` parks the task (protocol/plain_calls.py, ``decide_job``)."""
+    its ``hand_off`` parks the task (protocol/calls/plan.py, ``decide_job``)."""
 
     def __init__(self, key: str) -> None:
         super().__init__(f"needs a task to hand off: {key}")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..domain.jobs import JobKind, JobOutcome, PendingJob
+from ..jobs.vocabulary import JobKind, JobOutcome, PendingJob
 from .errors import ToolError
 
 

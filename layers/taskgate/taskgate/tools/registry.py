@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 import json
@@ -14,7 +13,7 @@ from pydantic import BaseModel
 
 from .awaiting import finish
 from .context import ToolContext, ToolError
-from .signature import ToolDefinitionError, check_tool
+from .signature import ToolDefinitionError, check_tool, model_schema
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 ToolFn = Callable[[Any, ToolContext], Any]
@@ -54,18 +53,6 @@ def tool_error_result(exc: ToolError) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
 
 
-@functools.cache
-def model_schema(
-    model: type[BaseModel], mode: Literal["validation", "serialization"] = "validation"
-) -> dict[str, Any]:
-    # Generating a JSON Schema is most of a tools/call's own CPU; models do not change.
-    schema = model.model_json_schema(mode=mode)
-    schema.pop("title", None)
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
-    return schema
-
-
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -89,7 +76,7 @@ class Tool:
     output_schema_override: dict[str, Any] | None = None
     # About how long one call runs (seconds), or a function of the parsed arguments that
     # says so. A plain call expected to run longer than the inline limit runs as a hidden
-    # task (protocol/plain_calls.py); None: a quick tool, always run inline.
+    # task (protocol/calls/plan.py); None: a quick tool, always run inline.
     expected_seconds: float | Callable[[Any], float] | None = None
 
     def expected_for(self, args: BaseModel) -> float | None:

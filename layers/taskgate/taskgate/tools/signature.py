@@ -8,6 +8,7 @@ tool's name, what is wrong and what to write instead.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types
@@ -177,13 +178,23 @@ def _servable(annotation: Any) -> bool:
     return False
 
 
+@functools.cache
+def model_schema(
+    model: type[BaseModel], mode: Literal["validation", "serialization"] = "validation"
+) -> dict[str, Any]:
+    # Generating a JSON Schema is most of a tools/call's own CPU; models do not change.
+    schema = model.model_json_schema(mode=mode)
+    schema.pop("title", None)
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
 def _schema(
     model: type[BaseModel], mode: Literal["validation", "serialization"], name: str, kind: str
 ) -> None:
     """The model's JSON Schema, made now (and cached for tools/list): a field pydantic
     cannot describe (an arbitrary class) fails here, not at a client's first tools/list."""
-    from .registry import model_schema
-
     try:
         model_schema(model, mode)
     except PydanticUserError as exc:

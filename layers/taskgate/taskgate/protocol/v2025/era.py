@@ -10,50 +10,59 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
-from ...domain.calls import Started, call_key
+from ...domain.calls import call_key
 from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, TaskNotFound
 from ...domain.model import TaskRecord
 from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore
-from ...tools.context import NeedsTask
 from ...tools.input import ClientCapabilities, declared_view
-from ...tools.peer import LOG_LEVELS, Peer
-from ..completion import CompletionMethods
-from ..cursors import Cursors
-from ..era import Call, Era, HttpReply, Method, MethodRegistry
-from ..errors import RpcError, TransportRejection
-from ..handle_tools import HandleTools, handed
-from ..hidden import start_hidden
-from ..jsonrpc import ClientResponse
-from ..params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
-from ..plain_calls import Plan, decide, decide_job, refusal
-from ..prompts import PromptMethods
-from ..resources import ResourceMethods
-from ..services import Services, server_info
-from ..subscriptions import Subscriptions
-from ..tool_calls import (
-    ToolRequest,
-    create_task,
-    fetched,
-    handles_listed,
-    inline_context,
-    listed_tools,
-    resolve_tool,
-    run_inline,
+from ...tools.peer import LOG_LEVELS
+from ..calls.caller import caller_of
+from ..calls.flow import (
+    Answered,
+    Asks,
+    Created,
+    HandedOver,
+    Held,
+    Invocation,
+    Outcome,
+    Refusal,
+    Refused,
+    Streamed,
+    TaskAsk,
+    ToolCallFlow,
 )
+from ..calls.handle_tools import listed_tools
+from ..calls.services import Services, fetched, server_info
+from ..catalog.completion import CompletionMethods
+from ..catalog.prompts import PromptMethods
+from ..catalog.resources import ResourceMethods
+from ..catalog.subscriptions import Subscriptions
+from ..era import Era, Method, MethodRegistry
+from ..wire import sse
+from ..wire.cursors import Cursors
+from ..wire.errors import RpcError, TransportRejection
+from ..wire.exchange import Call, HttpReply
+from ..wire.jsonrpc import ClientResponse
+from ..wire.params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
+from ..wire.versions import is_stateless
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
 logger = logging.getLogger(__name__)
 
-_2026_VERSIONS = frozenset({"2026-07-28"})
+# What a refused tools/call says in this era: its code, and its words (the flow's otherwise).
+_REFUSALS = {
+    Refusal.NOT_A_TASK: (METHOD_NOT_FOUND, "{message}"),
+    Refusal.TASK_REQUIRED: (METHOD_NOT_FOUND, "Tool {tool} must be called as a task (params.task)"),
+    Refusal.NEEDS_INPUT: (INVALID_PARAMS, "{message}"),
+    Refusal.CANNOT_WAIT: (INVALID_PARAMS, "{message}"),
+}
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
     """Everything without a later revision's marks: the ``initialize`` handshake era."""
-    return headers.get("mcp-protocol-version") not in _2026_VERSIONS and (
-        "io.modelcontextprotocol/protocolVersion" not in meta
-    )
+    return not is_stateless(headers, meta)
 
 
 class Era2025(Era):
@@ -69,8 +78,11 @@ class Era2025(Era):
         streams: ResultStreams,
         clock: Clock,
         session_ttl_ms: int,
+        flow: ToolCallFlow | None = None,
     ) -> None:
+        """``flow`` decides what a tools/call becomes (both eras share it)."""
         self._s = services
+        self._flow = flow or ToolCallFlow(services)
         self._sessions = sessions
         self._streams = streams
         self._clock = clock
@@ -103,7 +115,7 @@ class Era2025(Era):
 
     # -- sessions -------------------------------------------------------------
 
-    def before(self, call: Call) -> Call:
+    def before(self, call: Call, method: Method | None) -> Call:
         if call.method == "initialize":
             return call
         return dataclasses.replace(call, session=self._check_session(call))
@@ -123,18 +135,6 @@ class Era2025(Era):
         if session is None or session.owner != call.owner:
             raise TransportRejection(404, INVALID_REQUEST, "Session not found")
         return session
-
-    def _peer(self, call: Call, params: ToolCall) -> Peer:
-        """The client of a tools/call as its session knows it: what it declared in
-        initialize (nothing, without a session) and the level it set (every level, until
-        it sets one)."""
-        session = call.session
-        return Peer(
-            capabilities=ClientCapabilities(session.capabilities if session else {}),
-            notify=call.emit,
-            log_level=(session.log_level if session else None) or LOG_LEVELS[0],
-            progress_token=params.progress_token(),
-        )
 
     def handle_delete(self, call: Call) -> HttpReply:
         session_id = call.headers.get("mcp-session-id")
@@ -264,120 +264,62 @@ class Era2025(Era):
         return {"tools": listed_tools(self._s, with_task_support=True)}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        if HandleTools.owns(params.name) and handles_listed(self._s):
-            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
-        request = resolve_tool(self._s, params.name, params.arguments)
-        found = request.tool
-        peer = self._peer(call, params)
-        # What a task keeps of them (None: not recorded, as for a session older than them).
-        known = peer.capabilities.declared
-        declared = declared_view(known) if known is not None else None
-        if params.task is not None:
-            if found.task_support == "forbidden":
-                raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} cannot be called as a task")
-            # This revision has no input round before a task exists: what the tool's
-            # ``prepare`` asks, the task asks (input_required, on the tasks/result stream).
-            record = create_task(
-                self._s,
-                call,
-                request,
-                ttl_ms=params.task.ttl,
-                progress_token=params.progress_token(),
-                client_capabilities=declared,
-                # The tool's log lines ride tasks/result's stream (tagged with the task) at the
-                # level the session set; a session that set none is sent none (nothing kept).
-                log_level=call.session.log_level if call.session else None,
-            )
-            self._remember_task(call, record)
-            return w.create_task_result(record)
-        if found.task_support == "required":
-            raise RpcError(METHOD_NOT_FOUND, f"Tool {found.name} must be called as a task (params.task)")
-        plan_args = {"resumable": True, "accepts_sse": _accepts_sse(call)}
-        decision = decide(self._s.policy, request, call.headers, **plan_args)
-        if decision.plan is Plan.INLINE:
-            tool_ctx = inline_context(call, peer=peer)
-            try:
-                result = run_inline(request, tool_ctx, self._s.inline)
-            except NeedsTask:
-                # It handed a job off: only a task can wait for one (the tool runs again
-                # from the top there, as after a question).
-                decision = decide_job(self._s.policy, request, call.headers, **plan_args)
-            else:
-                if result.get("resultType") == "input_required":
-                    return self._ask_on_the_call_stream(call, params, request, declared, peer)
-                if tool_ctx.stream_closed and _accepts_sse(call):
-                    assert call.request is not None
-                    message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
-                    stream = self._streams.finished_call(call.owner, call.request.id, message, deliver=False)
-                    return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
-                return result
-        if decision.plan is Plan.HANDLE:
-            started = self._start_hidden(call, params, request, declared, peer, watch=False)
-            return handed(started.record, decision.expected)
-        if decision.plan is Plan.STREAM:
-            return self._stream_hidden(call, params, request, declared, peer, decision.hand_over_after_ms)
-        raise RpcError(INVALID_PARAMS, refusal(found, decision, self._s.policy))
-
-    def _ask_on_the_call_stream(
-        self,
-        call: Call,
-        params: ToolCall,
-        request: ToolRequest,
-        declared: dict[str, Any] | None,
-        peer: Peer,
-    ) -> HttpReply:
-        """A plain call to a tool that asks. This era has no inline form of a question,
-        so the call becomes a task and its own response stream does what tasks/result
-        would: ``elicitation/create`` (the answer is POSTed back and resumes the task),
-        then, on the resumed stream, the response to this call. Nothing on that stream
-        names the task (no related-task ``_meta``, no task status notifications): the
-        client asked for a plain call, and clients that track tasks would try to match
-        a task they never created. The tool runs again from the top in the task (asks
-        replay)."""
-        if request.tool.task_support == "forbidden" or not _accepts_sse(call):
-            raise RpcError(INVALID_PARAMS, f"Tool {request.name} needs input; call it as a task")
-        return self._stream_hidden(call, params, request, declared, peer, hand_over_after_ms=None)
-
-    def _start_hidden(
-        self,
-        call: Call,
-        params: ToolCall,
-        request: ToolRequest,
-        declared: dict[str, Any] | None,
-        peer: Peer,
-        *,
-        watch: bool,
-    ) -> Started:
-        assert call.request is not None
-        return start_hidden(
-            self._s,
-            call,
-            request,
-            call_key(call.owner, call.headers.get("mcp-session-id"), call.request.id),
-            progress_token=params.progress_token(),
-            client_capabilities=declared,
-            log_level=peer.log_level,
-            watch_ms=self._s.policy.hang_up_ms if watch else None,
-        )
-
-    def _stream_hidden(
-        self,
-        call: Call,
-        params: ToolCall,
-        request: ToolRequest,
-        declared: dict[str, Any] | None,
-        peer: Peer,
-        hand_over_after_ms: int | None,
-    ) -> HttpReply:
-        """The call as a hidden task, answered on its own resumable stream: progress and
-        log lines as they come, questions, then the result (protocol/v2025/streams.py)."""
-        assert call.request is not None
-        # Checked before the task exists: a stream that cannot be kept must not orphan one.
-        self._streams.check_request_id(call.request.id)
-        started = self._start_hidden(call, params, request, declared, peer, watch=True)
-        record = started.record
         session = call.session
-        if session is not None and not started.again:
+        caller = caller_of(
+            call,
+            self._s.policy,
+            resumable=True,  # event ids and GET with Last-Event-ID
+            answers_inline=False,  # no round before a task exists: questions ride the call's stream
+            capabilities=ClientCapabilities(session.capabilities if session else {}),
+            tasks=False,  # a task only where the call asks for one (params.task)
+        )
+        level = session.log_level if session else None
+        # The tool's log lines ride a task's tasks/result stream (tagged with the task) at the
+        # level the session set; a session that set none is sent none (nothing kept).
+        task = TaskAsk(params.task.ttl, params.progress_token(), level) if params.task is not None else None
+        invocation = Invocation(
+            params.name,
+            params.arguments,
+            scope=call.headers.get("mcp-session-id") or "",
+            task=task,
+            progress_token=params.progress_token(),
+            log_level=level or LOG_LEVELS[0],
+        )
+        return self._answer(call, self._flow.call(call, invocation, caller))
+
+    def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
+        """The flow's outcome as this era answers it."""
+        assert call.request is not None
+        match outcome:
+            case Created(record):
+                self._remember_task(call, record)
+                return w.create_task_result(record)
+            case Answered(result, stream_closed) if stream_closed and sse.accepts(call.headers):
+                # The tool closed its stream (SEP-1699): the client gets the result on resume.
+                message = {"jsonrpc": "2.0", "id": call.request.id, "result": result}
+                stream = self._streams.finished_call(call.owner, call.request.id, message, deliver=False)
+                return HttpReply(200, headers=dict(SSE_HEADERS), stream=stream)
+            case Answered(result) | HandedOver(result=result):
+                return result
+            case Streamed():
+                return self._stream(call, outcome)
+            case Refused(why, tool, message):
+                code, text = _REFUSALS[why]
+                raise RpcError(code, text.format(tool=tool, message=message))
+            case Asks() | Held():
+                raise AssertionError(
+                    "a caller that answers on its resumable stream is neither asked nor held"
+                )
+
+    def _stream(self, call: Call, streamed: Streamed) -> HttpReply:
+        """A plain call's hidden task, answered on the call's own resumable stream: progress and
+        log lines as they come, questions, then the result (protocol/v2025/streams.py). Nothing
+        on it names the task (no related-task ``_meta``, no task status notifications): the
+        client asked for a plain call, and clients that track tasks would try to match a task
+        they never created."""
+        assert call.request is not None
+        record, session = streamed.record, call.session
+        if session is not None and not streamed.again:
             self._sessions.add_hidden_task(session.session_id, record.task_id)
         try:
             stream = self._streams.open(
@@ -386,14 +328,12 @@ class Era2025(Era):
                 call.request.id,
                 hide_task=True,
                 notices=self._subscriptions.notices(call),
-                log_level=peer.log_level,
+                log_level=(session.log_level if session else None) or LOG_LEVELS[0],
                 watch_ms=self._s.policy.hang_up_ms,
-                hand_over_at_ms=record.created_at_ms + hand_over_after_ms
-                if hand_over_after_ms is not None
-                else None,
+                hand_over_at_ms=streamed.hand_over_at_ms,
             )
         except Exception:
-            if not started.again:
+            if not streamed.again:
                 # The client gets an error and nothing to follow: the task must not live on.
                 self._s.tasks.cancel(call.owner, record.task_id)
             raise
@@ -455,7 +395,3 @@ class Era2025(Era):
             "cancel_requested", {"taskId": params.taskId, "owner": call.owner, "status": record.status.value}
         )
         return w.task_fields(record)
-
-
-def _accepts_sse(call: Call) -> bool:
-    return "text/event-stream" in call.headers.get("accept", "")

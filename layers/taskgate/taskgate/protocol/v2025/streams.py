@@ -18,9 +18,9 @@ stream, SEP-1699) is kept: in the marker when small, in the result bucket when n
 Notifications (the tool's progress numbers and log lines, task status) are never
 logged: each carries an event id whose suffix is the stream's ``Cursor`` (how many
 progress reports and log lines its client has had), so a resume sends only what is
-new, and the row it reads holds the rest (protocol/task_events.py).
+new, and the row it reads holds the rest (protocol/wire/task_events.py).
 
-A plain ``tools/call`` that became a hidden task (protocol/plain_calls.py) is such a
+A plain ``tools/call`` that became a hidden task (protocol/calls/plan.py) is such a
 stream too, served in pieces of at most ``call_piece_seconds`` so that each ends well
 inside API Gateway's cut: every piece tells the task its caller is still there
 (``watch_ms``: a caller that stops coming back has hung up, and its task is cancelled),
@@ -47,8 +47,8 @@ from ...domain.model import TaskRecord, TaskStatus
 from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
-from ..services import InlineSlots
-from ..task_events import Cursor, news
+from ..calls.slots import InlineSlots
+from ..wire.task_events import Cursor, news
 from . import wire as w
 
 SSE_HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache"}
@@ -90,7 +90,7 @@ def _priming_id(stream_id: str, position: int, cursor: Cursor) -> str:
     return f"{_cursor_id(stream_id, position, cursor)}n{nonce}"
 
 
-# Builds the answer of a plain call handed to the model as a handle (protocol/handle_tools.py).
+# Builds the answer of a plain call handed to the model as a handle (protocol/calls/handle_tools.py).
 HandOver = Callable[[TaskRecord], dict[str, Any]]
 
 
@@ -367,7 +367,7 @@ class ResultStreams:
         self, state: StreamState, record: TaskRecord, seen: _Seen, log_level: str | None
     ) -> Iterator[str]:
         """The task's status (to a client that knows the task) when it changed, and the
-        tool's progress and log lines the client has not had (protocol/task_events.py)."""
+        tool's progress and log lines the client has not had (protocol/wire/task_events.py)."""
         status = w.status_of(record)
         if status != seen.status and not state.hides_task:
             yield f"data: {_dumps(w.status_notification(record))}\n\n"

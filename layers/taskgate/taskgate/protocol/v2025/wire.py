@@ -12,9 +12,10 @@ from typing import Any
 from ...clock import iso_from_ms
 from ...codes import INTERNAL_ERROR
 from ...domain.model import Outcome, TaskRecord, TaskStatus
+from ..wire.versions import HANDSHAKE, served_by
 
-PROTOCOL_VERSION = "2025-11-25"
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+PROTOCOL_VERSION = HANDSHAKE
+SUPPORTED_VERSIONS = served_by(HANDSHAKE)
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 ELICIT_ID_PREFIX = "tg-elicit:"
 

@@ -6,11 +6,11 @@ that serves a task never loads the catalogue's modules."""
 from __future__ import annotations
 
 from ...codes import INVALID_PARAMS
-from ..completion import CompletionMethods
+from ..calls.services import Services
+from ..catalog.completion import CompletionMethods
+from ..catalog.prompts import PromptMethods
+from ..catalog.resources import ResourceMethods
 from ..era import Method
-from ..prompts import PromptMethods
-from ..resources import ResourceMethods
-from ..services import Services
 
 
 def catalog_methods(services: Services) -> list[Method]:

@@ -9,15 +9,16 @@ from typing import Any
 
 from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ...tools.peer import LOG_LEVELS
-from ..errors import RpcError
-from ..headers import check_routing_headers
-from ..jsonrpc import Request
+from ..wire.errors import RpcError
+from ..wire.headers import check_routing_headers
+from ..wire.jsonrpc import Request
+from ..wire.versions import is_stateless
 from . import wire as w
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
     """A request is 2026-07-28 when its header or its ``_meta`` says so."""
-    return headers.get("mcp-protocol-version") == w.PROTOCOL_VERSION or w.META_PROTOCOL_VERSION in meta
+    return is_stateless(headers, meta)
 
 
 def check_envelope(headers: Mapping[str, str], request: Request, name_field: str | None) -> None:

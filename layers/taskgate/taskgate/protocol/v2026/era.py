@@ -14,34 +14,34 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ...domain.calls import STATELESS_RETRY_MS, stateless_call_key
-from ...tools.context import NeedsTask
-from ...tools.input import ClientCapabilities, declared_view
-from ...tools.peer import Peer
-from .. import sse
-from ..era import Call, Era, HttpReply, Method, MethodRegistry, Result
-from ..errors import RpcError
-from ..handle_tools import HandleTools, handed
-from ..headers import check_param_headers
-from ..hidden import start_hidden
-from ..params import NoParams, TaskAnswers, TaskRef, ToolCall
-from ..plain_calls import Decision, Plan, decide, decide_job, refusal
-from ..request_state import Carried
-from ..services import Services, server_info
-from ..tool_calls import (
-    ToolRequest,
-    create_task,
-    fetched,
-    handles_listed,
-    listed_tools,
-    open_state,
-    resolve_tool,
-    run_prepare,
-    run_round,
+from ...tools.input import ClientCapabilities
+from ..calls.caller import caller_of
+from ..calls.flow import (
+    Answered,
+    Asks,
+    Created,
+    HandedOver,
+    Held,
+    Invocation,
+    Outcome,
+    Refusal,
+    Refused,
+    Streamed,
+    ToolCallFlow,
 )
+from ..calls.handle_tools import listed_tools
+from ..calls.services import Services, fetched, server_info
+from ..era import Era, Method, MethodRegistry
+from ..wire import sse
+from ..wire.errors import RpcError
+from ..wire.exchange import Call, HttpReply, Result
+from ..wire.params import NoParams, TaskAnswers, TaskRef, ToolCall
 from . import envelope
 from . import wire as w
 from .held import HeldCalls
+
+# What a refused tools/call says in this era (the flow's own words otherwise).
+_REFUSALS = {Refusal.TASK_REQUIRED: "Missing required client capability: tool {tool} runs only as a task"}
 
 # What resources.py, prompts.py and completion.py serve in this era, made on first use.
 CATALOG_METHODS = (
@@ -68,11 +68,17 @@ class Era2026(Era):
     }
 
     def __init__(
-        self, services: Services, catalog: Callable[[], list[Method]], held: HeldCalls | None = None
+        self,
+        services: Services,
+        catalog: Callable[[], list[Method]],
+        held: HeldCalls | None = None,
+        flow: ToolCallFlow | None = None,
     ) -> None:
         """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``);
-        ``held`` serves plain calls of long tools held on a streaming front."""
+        ``held`` serves plain calls of long tools held on a streaming front; ``flow`` decides
+        what a tools/call becomes (both eras share it)."""
         self._s = services
+        self._flow = flow or ToolCallFlow(services)
         self._held = held or HeldCalls(
             services.tasks,
             services.inline,
@@ -99,9 +105,8 @@ class Era2026(Era):
     def claims(self, headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
         return envelope.claims(headers, meta)
 
-    def before(self, call: Call) -> Call:
+    def before(self, call: Call, method: Method | None) -> Call:
         assert call.request is not None
-        method = self.methods.get(call.request.method)
         envelope.check_envelope(call.headers, call.request, method.name_field if method else None)
         return call
 
@@ -138,98 +143,53 @@ class Era2026(Era):
         }
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        if HandleTools.owns(params.name) and handles_listed(self._s):
-            return HandleTools(self._s.tasks).call(call.owner, params.name, params.arguments)
-        request = resolve_tool(self._s, params.name, params.arguments)
-        found = request.tool
-        check_param_headers(call.headers, found.input_schema(), request.arguments)
-        declares = w.declares_tasks(params.meta or {})
-        if found.task_support == "required" and not declares:
-            raise RpcError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Missing required client capability: tool {found.name} runs only as a task",
-                w.missing_capability_data(),
-            )
-        carried = open_state(self._s, call, request, params.requestState)
-        answers = self._answers(params, carried)
         meta = params.meta or {}
         declared = meta.get(w.META_CLIENT_CAPABILITIES)
-        peer = Peer(
-            capabilities=ClientCapabilities(declared if isinstance(declared, dict) else {}),
-            notify=call.emit,
-            log_level=meta.get(w.META_LOG_LEVEL),
-            progress_token=params.progress_token(),
-        )
-        if declares and found.task_support != "forbidden":
-            # Questions asked before the task exists are a plain input round (MRTR).
-            prepared = run_prepare(request, answers, peer)
-            if prepared.questions is not None:
-                return {"resultType": "input_required", "inputRequests": prepared.questions}
-            record = create_task(
-                self._s, call, request, answers=prepared.carried, client_capabilities=declared_view(declared)
-            )
-            return w.create_task_result(record)
-        plan_args = {"resumable": False, "accepts_sse": sse.accepts(call.headers)}
-        decision = decide(self._s.policy, request, call.headers, **plan_args)
-        if decision.plan is Plan.INLINE:
-            try:
-                return run_round(self._s, call, request, answers, carried, peer)
-            except NeedsTask:
-                # It handed a job off: only a (hidden) task can wait for one.
-                decision = decide_job(self._s.policy, request, call.headers, **plan_args)
-        if decision.plan is Plan.REFUSE:
-            raise RpcError(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                refusal(found, decision, self._s.policy),
-                w.missing_capability_data(),
-            )
-        return self._long_call(call, request, answers, peer, decision)
-
-    def _long_call(
-        self, call: Call, request: ToolRequest, answers: dict[str, Any], peer: Peer, decision: Decision
-    ) -> dict[str, Any] | HttpReply:
-        """A plain call of a long tool: a hidden task the caller never sees as one, held on
-        a streaming front (``HOLD``) or handed to the model as a task handle (``HANDLE``)."""
-        assert call.request is not None
-        prepared = run_prepare(request, answers, peer)
-        if prepared.questions is not None:
-            return {"resultType": "input_required", "inputRequests": prepared.questions}
-        hold = decision.plan is Plan.HOLD
-        started = start_hidden(
-            self._s,
+        caller = caller_of(
             call,
-            request,
-            stateless_call_key(call.owner, call.request.id, request.name, request.arguments),
-            remember_ms=STATELESS_RETRY_MS,
-            answers=prepared.carried,
-            progress_token=peer.progress_token,
-            client_capabilities=declared_view(peer.capabilities.declared),
-            log_level=peer.log_level,
-            watch_ms=self._s.policy.hang_up_ms if hold else None,
+            self._s.policy,
+            resumable=False,  # this era's streams cannot be resumed
+            answers_inline=True,  # an input_required result, then the call again with its answers
+            capabilities=ClientCapabilities(declared if isinstance(declared, dict) else {}),
+            tasks=w.declares_tasks(meta),
         )
-        record = started.record
-        if not hold:
-            return handed(record, decision.expected)
-        after = decision.hand_over_after_ms
-        stream = self._held.stream(
-            call.owner,
-            record,
-            call.request.id,
-            log_level=peer.log_level,
-            hand_over_at_ms=record.created_at_ms + after if after is not None else None,
-            expected_seconds=decision.expected,
+        sent_null = "inputResponses" in params.model_fields_set and params.inputResponses is None
+        invocation = Invocation(
+            params.name,
+            params.arguments,
+            answers=None if sent_null else params.inputResponses or {},
+            request_state=params.requestState,
+            progress_token=params.progress_token(),
+            log_level=meta.get(w.META_LOG_LEVEL),
+            param_headers=True,
         )
-        return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
+        return self._answer(call, self._flow.call(call, invocation, caller))
 
-    def _answers(self, params: ToolCall, carried: Carried) -> dict[str, Any]:
-        """The answers of every round so far: this round's ``inputResponses`` (an object of
-        answers, or -32602) and those its ``requestState`` carries, within their bound
-        together (what the task inherits is some of them: checked here, once)."""
-        if "inputResponses" in params.model_fields_set and params.inputResponses is None:
-            raise RpcError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        answers = {**(params.inputResponses or {}), **carried.answers}
-        self._s.tasks.limits.check_answers(answers)
-        return answers
+    def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
+        """The flow's outcome as this era answers it."""
+        assert call.request is not None
+        match outcome:
+            case Created(record):
+                return w.create_task_result(record)
+            case Answered(result) | HandedOver(result=result):
+                return result
+            case Asks(requests, state):
+                return w.input_required(requests, state)
+            case Held(record, hand_over_at_ms, expected):
+                stream = self._held.stream(
+                    call.owner,
+                    record,
+                    call.request.id,
+                    log_level=call.meta.get(w.META_LOG_LEVEL),
+                    hand_over_at_ms=hand_over_at_ms,
+                    expected_seconds=expected,
+                )
+                return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
+            case Refused(why, tool, message):
+                text = _REFUSALS.get(why, "{message}").format(tool=tool, message=message)
+                raise RpcError(MISSING_REQUIRED_CLIENT_CAPABILITY, text, w.missing_capability_data())
+            case Streamed():
+                raise AssertionError("a caller whose streams cannot resume is never streamed to")
 
     def _require_tasks(self, call: Call) -> None:
         if not w.declares_tasks(call.meta):

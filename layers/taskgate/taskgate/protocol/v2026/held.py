@@ -23,9 +23,9 @@ from ...codes import INTERNAL_ERROR
 from ...domain.errors import TaskgateError, TaskNotFound
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
-from ..handle_tools import handed
-from ..services import InlineSlots
-from ..task_events import Cursor, news
+from ..calls.handle_tools import handed
+from ..calls.slots import InlineSlots
+from ..wire.task_events import Cursor, news
 
 # A comment line when nothing else was sent for this long: idle streams are closed by
 # intermediaries (API Gateway's idle timeout is 5 minutes on regional endpoints).

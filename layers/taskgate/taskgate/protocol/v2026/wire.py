@@ -7,10 +7,11 @@ from typing import Any
 from ...clock import iso_from_ms
 from ...codes import INTERNAL_ERROR
 from ...domain.model import TaskRecord, TaskStatus
+from ..wire.versions import STATELESS, VERSION_META
 
 EXTENSION = "io.modelcontextprotocol/tasks"
-PROTOCOL_VERSION = "2026-07-28"
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_VERSION = STATELESS
+META_PROTOCOL_VERSION = VERSION_META
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 # The request's log level (SEP-2575): without it, no notifications/message for the request.
@@ -27,6 +28,14 @@ def declares_tasks(meta: dict[str, Any]) -> bool:
 
 def missing_capability_data() -> dict[str, Any]:
     return {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+
+
+def input_required(requests: dict[str, Any], request_state: str | None) -> dict[str, Any]:
+    """An ``InputRequiredResult``: the questions, and the sealed state the next round echoes."""
+    result: dict[str, Any] = {"resultType": "input_required", "inputRequests": requests}
+    if request_state is not None:
+        result["requestState"] = request_state
+    return result
 
 
 def task_fields(record: TaskRecord) -> dict[str, Any]:

@@ -12,15 +12,16 @@ from typing import Annotated, Any
 
 from pydantic import StringConstraints
 
-from ..codes import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
-from ..tools.context import InputNeeded
-from ..tools.prompts import PromptArgumentsInvalid, PromptContext
+from ...codes import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
+from ...tools.context import InputNeeded
+from ...tools.prompts import PromptArgumentsInvalid, PromptContext
+from ..calls.services import Services
+from ..era import Method
+from ..wire.errors import RpcError
+from ..wire.exchange import Call
+from ..wire.params import Key, Params
 from .callers import OwnerTasks
-from .era import Call, Method
-from .errors import RpcError
-from .params import Key, Params
 from .resources import SHARED_LIST_TTL_MS, ListPage
-from .services import Services
 
 META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 

@@ -9,7 +9,7 @@ with an expiry), so only a cursor this server issued to this caller, unchanged, 
 
 from __future__ import annotations
 
-from ..domain.errors import InvalidCursor
+from ...domain.errors import InvalidCursor
 from .errors import RpcError
 from .request_state import Carried, RequestStates
 

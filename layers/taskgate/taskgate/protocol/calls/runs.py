@@ -1,6 +1,6 @@
-"""A tool call, as both eras make it: resolving the tool and its arguments, the prepare
-round (questions a tool asks before its task exists), inline runs and rounds, and
-creating the task. Each era shapes the results its own way.
+"""The steps a tool call is made of (the flow, ``flow.py``, puts them in order): resolving
+the tool and checking its arguments once, running it inside the request (ended when its
+caller hangs up), and the prepare round (questions a tool asks before its task exists).
 """
 
 from __future__ import annotations
@@ -11,18 +11,17 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..codes import INTERNAL_ERROR, INVALID_PARAMS
-from ..domain.errors import ServerBusy
-from ..domain.model import TaskRecord
-from ..tools.awaiting import finish
-from ..tools.context import InputNeeded, NeedsTask, NoTaskControl, TaskCancelled, ToolContext
-from ..tools.peer import Peer
-from ..tools.registry import Tool
-from .era import Call, validation_data
-from .errors import RpcError
-from .handle_tools import HandleTools
-from .request_state import NOTHING, Carried
-from .services import InlineSlots, Services
+from ...codes import INTERNAL_ERROR, INVALID_PARAMS
+from ...domain.errors import ServerBusy
+from ...tools.awaiting import finish
+from ...tools.context import InputNeeded, NeedsTask, NoTaskControl, TaskCancelled, ToolContext
+from ...tools.peer import Peer
+from ...tools.registry import Tool
+from ..wire.errors import RpcError
+from ..wire.exchange import Call, validation_data
+from ..wire.request_state import NOTHING, Carried
+from .services import Services
+from .slots import InlineSlots
 
 
 @dataclass(frozen=True)
@@ -39,20 +38,6 @@ class ToolRequest:
     @property
     def name(self) -> str:
         return self.tool.name
-
-
-def handles_listed(services: Services) -> bool:
-    """Whether the handle tools (protocol/handle_tools.py) are offered: a long plain call may
-    be handed to the model as a task handle, and some tool runs long."""
-    return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
-
-
-def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
-    """``tools/list``: the tools, and the handle tools when they are offered."""
-    tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
-    if handles_listed(services):
-        tools += HandleTools.definitions(with_task_support=with_task_support)
-    return tools
 
 
 def resolve_tool(services: Services, name: str, arguments: dict[str, Any] | None) -> ToolRequest:
@@ -124,29 +109,6 @@ class Prepared:
     carried: dict[str, Any]
 
 
-def run_round(
-    services: Services,
-    call: Call,
-    request: ToolRequest,
-    answers: dict[str, Any],
-    carried: Carried,
-    peer: Peer,
-) -> dict[str, Any]:
-    """One round of a plain call that may ask (2026-07-28 MRTR): the tool runs with the
-    answers of every round so far (``answers``); when it asks again and has something to
-    carry (answers already given, a ``ctx.checkpoint`` state), the ``InputRequiredResult``
-    gets a sealed ``requestState`` for the next round to echo."""
-    ctx = inline_context(call, answers=answers, state=carried.state, peer=peer)
-    result = run_inline(request, ctx, services.inline)
-    if result.get("resultType") == "input_required":
-        keep = Carried(ctx.carried(), ctx.state)
-        if not keep.empty:
-            result["requestState"] = services.request_states.seal(
-                keep, owner=call.owner, method=call.method, target=request.name, arguments=request.arguments
-            )
-    return result
-
-
 def open_state(services: Services, call: Call, request: ToolRequest, token: str | None) -> Carried:
     """What an echoed ``requestState`` carries, or -32602 if it is not one this server
     sealed for this caller and this request, unexpired."""
@@ -172,42 +134,3 @@ def run_prepare(request: ToolRequest, answers: dict[str, Any], peer: Peer | None
         raise RpcError(INTERNAL_ERROR, f"Tool {request.name} hands a job off in its prepare step") from exc
     # The task inherits the answers to the questions it was asked, nothing else.
     return Prepared(None, {k: answers[k] for k in ctx.asked if k in answers})
-
-
-def create_task(
-    services: Services,
-    call: Call,
-    request: ToolRequest,
-    *,
-    ttl_ms: int | None = None,
-    answers: dict[str, Any] | None = None,
-    progress_token: str | int | None = None,
-    client_capabilities: dict[str, Any] | None = None,
-    task_id: str | None = None,
-    log_level: str | None = None,
-    watch_ms: int | None = None,
-) -> TaskRecord:
-    """The task for ``request``; ``answers`` (which it inherits) were checked with the
-    request's own, so the service checks neither again. ``task_id``, ``log_level`` and
-    ``watch_ms``: a plain call's hidden task (protocol/hidden.py)."""
-    record = services.tasks.create(
-        owner=call.owner,
-        tool=request.name,
-        arguments=request.arguments,
-        arguments_bytes=request.arguments_bytes,
-        requested_ttl_ms=ttl_ms,
-        input_responses=answers,
-        progress_token=progress_token,
-        client_capabilities=client_capabilities,
-        task_id=task_id,
-        log_level=log_level,
-        watch_ms=watch_ms,
-    )
-    services.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": request.name})
-    return record
-
-
-def fetched(services: Services, call: Call, record: TaskRecord) -> TaskRecord:
-    """A finished task's result, read for the client (and audited as fetched)."""
-    services.audit("result_fetched", {"taskId": record.task_id, "owner": call.owner})
-    return services.tasks.with_result(record)

@@ -9,9 +9,9 @@ and a crash (500).
 
 from __future__ import annotations
 
-from ..codes import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, TASK_LIMIT_REACHED
-from ..domain.calls import CallCancelled
-from ..domain.errors import (
+from ...codes import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, TASK_LIMIT_REACHED
+from ...domain.calls import CallCancelled
+from ...domain.errors import (
     DependencyFailure,
     InvalidCursor,
     PayloadTooLarge,
@@ -22,7 +22,7 @@ from ..domain.errors import (
     TaskNotFound,
     TooManyActiveTasks,
 )
-from ..tools.errors import ProtocolError
+from ...tools.errors import ProtocolError
 
 RETRY_AFTER_SECONDS = 1
 

@@ -17,10 +17,11 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from ..codes import INVALID_PARAMS, INVALID_REQUEST
-from ..domain.sessions import SessionStore, Subscribed
-from .era import Call, Method
-from .errors import RpcError
+from ...codes import INVALID_PARAMS, INVALID_REQUEST
+from ...domain.sessions import SessionStore, Subscribed
+from ..era import Method
+from ..wire.errors import RpcError
+from ..wire.exchange import Call
 from .resources import ReadResource, ResourceMethods
 
 # Subscriptions one session may hold, and the bytes of their URIs together. All of a

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .era import HttpReply
+from .exchange import HttpReply
 
 HEADERS = {"content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no"}
 

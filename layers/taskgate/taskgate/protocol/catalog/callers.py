@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..domain.errors import TaskNotFound
-from ..domain.model import TaskRecord
-from ..domain.service import TaskService
-from ..tools.catalog import TaskView
-from .params import MAX_ID_LENGTH
+from ...domain.errors import TaskNotFound
+from ...domain.model import TaskRecord
+from ...domain.service import TaskService
+from ...tools.catalog import TaskView
+from ..wire.params import MAX_ID_LENGTH
 
 
 def _view(record: TaskRecord) -> TaskView:

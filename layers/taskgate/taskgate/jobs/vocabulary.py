@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .limits import cut
+from ..text import cut
 
 # What the state machine stores when a job's output does not fit in the row.
 OUTPUT_TOO_LARGE = "Taskgate.OutputTooLarge"

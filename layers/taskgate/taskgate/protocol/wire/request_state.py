@@ -30,8 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..codes import INVALID_PARAMS
-from ..domain.ports import Clock
+from ...codes import INVALID_PARAMS
+from ...domain.ports import Clock
 from .errors import RpcError
 from .tokens import InvalidState, b64u
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..codes import HEADER_MISMATCH, INVALID_REQUEST
+from ...codes import HEADER_MISMATCH, INVALID_REQUEST
 from .errors import RpcError
 from .jsonrpc import Request
 

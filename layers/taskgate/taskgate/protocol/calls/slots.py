@@ -1,37 +1,10 @@
-"""What the eras' handlers are given: the services they drive, and who they are.
-
-``Services`` is an interface: the composition root (``taskgate.root.Taskgate``) is one,
-and builds each service the first time a handler asks for it, so a request that reads a
-task never loads a tool module, a resource or a prompt.
-"""
+"""How many tool calls may run inside requests of this process at once (``InlineSlots``)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
-
-from .. import __version__
-
-if TYPE_CHECKING:
-    from ..domain.calls import PlainCalls
-    from ..domain.service import TaskService
-    from ..tools.prompts import PromptRegistry
-    from ..tools.registry import ToolRegistry
-    from ..tools.resources import ResourceRegistry
-    from .plain_calls import CallPolicy
-    from .request_state import RequestStates
-
-SERVER_NAME = "taskgate"
-
-# Told of every task event a client causes: (event, fields). The Lambda handler
-# turns these into audit log lines and metrics; tests can collect them.
-AuditHook = Callable[[str, dict[str, Any]], None]
-
-
-def server_info() -> dict[str, str]:
-    return {"name": SERVER_NAME, "version": __version__}
 
 
 class InlineSlots:
@@ -91,39 +64,3 @@ class InlineSlots:
         finally:
             if acquired:
                 self.release(owner)
-
-
-class Services(Protocol):
-    @property
-    def tasks(self) -> TaskService: ...
-
-    @property
-    def tools(self) -> ToolRegistry: ...
-
-    # What the modules in ToolModules registered beside their tools.
-    @property
-    def resources(self) -> ResourceRegistry: ...
-
-    @property
-    def prompts(self) -> PromptRegistry: ...
-
-    # Seals a plain call's requestState (2026-07-28).
-    @property
-    def request_states(self) -> RequestStates: ...
-
-    @property
-    def inline(self) -> InlineSlots: ...
-
-    # Who a request without an identity is (AuthMode NONE).
-    @property
-    def anonymous_owner(self) -> str: ...
-
-    # What a plain call of a long tool becomes (protocol/plain_calls.py).
-    @property
-    def policy(self) -> CallPolicy: ...
-
-    # Plain calls' hidden tasks, keyed to their calls (domain/calls.py).
-    @property
-    def plain_calls(self) -> PlainCalls: ...
-
-    def audit(self, event: str, fields: dict[str, Any]) -> None: ...

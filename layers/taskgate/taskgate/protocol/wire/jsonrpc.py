@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..codes import INVALID_REQUEST
+from ...codes import INVALID_REQUEST
 from .errors import RpcError
 
 

@@ -7,14 +7,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from ..codes import INVALID_PARAMS
-from ..tools.catalog import Completer, CompletionContext, choices_of, complete
+from ...codes import INVALID_PARAMS
+from ...tools.catalog import Completer, CompletionContext, choices_of, complete
+from ..calls.services import Services
+from ..era import Method
+from ..wire.errors import RpcError
+from ..wire.exchange import Call
+from ..wire.params import Params
 from .callers import OwnerTasks
-from .era import Call, Method
-from .errors import RpcError
-from .params import Params
 from .resources import MAX_URI_LENGTH, ResourceMethods
-from .services import Services
 
 Short = Annotated[str, StringConstraints(max_length=4096)]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..domain.model import LogLine, Progress, TaskRecord
-from ..tools.peer import at_least
+from ...domain.model import LogLine, Progress, TaskRecord
+from ...tools.peer import at_least
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 

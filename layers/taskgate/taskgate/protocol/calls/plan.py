@@ -1,18 +1,20 @@
-"""Plain calls of long tools: what a caller that did not ask for a task gets.
+"""Plain calls of long tools: what a caller that did not ask for a task gets (``Plan``).
+
+The flow (``flow.py``) asks ``decide`` and is the one place that acts on its answer.
 
 Most hosts call tools plainly. A tool that declares it runs long (``@tool(expected_seconds=)``)
 must still not run inside the request, which API Gateway's HTTP API cuts at 30 seconds:
 
 - a quick tool (no declaration, or expected within ``inline_max_seconds``) runs inline, as before;
-- a 2025-11-25 caller gets ``STREAM``: the call becomes a hidden task and its own SSE stream
+- a caller whose streams resume (2025-11-25) gets ``STREAM``: the call becomes a hidden task and its own SSE stream
   carries the progress, log lines, questions and result, in resumable pieces that each end
   well inside the front's cut (protocol/v2025/streams.py);
-- a 2026-07-28 caller must not be given a task (it did not opt in) and has no resumable
-  stream: ``HOLD`` when the front streams (a REST API with response streaming holds a call
+- a caller that did not declare tasks may not be given one, and one whose streams cannot
+  resume (2026-07-28) gets ``HOLD`` when the front streams (a REST API with response streaming holds a call
   for up to 15 minutes), the call held and its progress streamed as it happens;
 - beyond what the caller waits for (``wait_seconds``, or its ``Taskgate-Wait-Seconds``
   header), or where nothing can hold the call, ``HANDLE``: an ordinary result that hands
-  the model a task handle (protocol/handle_tools.py). A call still running when the caller's
+  the model a task handle (handle_tools.py). A call still running when the caller's
   wait is up is handed over the same way, never left to time out;
 - with handles turned off and nothing able to hold the call (a 2026 caller behind the
   HTTP API), ``REFUSE``: an error that says how to call the tool as a task.
@@ -28,20 +30,15 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..tools.registry import Tool
+from ...tools.registry import Tool
+from .caller import Caller
+from .policy import CallPolicy, Front
 
 if TYPE_CHECKING:
-    from .tool_calls import ToolRequest
-
-# The header a client (or its user, in the host's server configuration) sets to say how
-# long it waits for a plain call; 0 means "hand me a task handle at once".
-WAIT_HEADER = "taskgate-wait-seconds"
-# A held call ends this long before a streaming front would cut it.
-HOLD_MARGIN_SECONDS = 30.0
+    from .runs import ToolRequest
 
 
 class Plan(enum.StrEnum):
@@ -50,28 +47,6 @@ class Plan(enum.StrEnum):
     HOLD = "hold"
     HANDLE = "handle"
     REFUSE = "refuse"
-
-
-@dataclass(frozen=True)
-class CallPolicy:
-    """The deployment's settings for plain calls (config.Settings)."""
-
-    inline_max_seconds: float = 10.0
-    wait_seconds: float = 50.0
-    handles: bool = True
-    piece_seconds: float = 20.0
-    hang_up_seconds: float = 90.0
-    front_streaming: bool = False
-    front_timeout_seconds: float = 29.0
-
-    @property
-    def hang_up_ms(self) -> int:
-        return math.ceil(self.hang_up_seconds * 1000)
-
-    @property
-    def hold_seconds(self) -> float:
-        """How long a call can be held open here: 0 behind a front that buffers."""
-        return max(0.0, self.front_timeout_seconds - HOLD_MARGIN_SECONDS) if self.front_streaming else 0.0
 
 
 @dataclass(frozen=True)
@@ -88,64 +63,36 @@ class Decision:
         return math.ceil(self.wait * 1000) if self.handles else None
 
 
-def client_wait(policy: CallPolicy, headers: Mapping[str, str]) -> float:
-    raw = headers.get(WAIT_HEADER)
-    if raw is None:
-        return policy.wait_seconds
-    try:
-        wait = float(raw)
-    except ValueError:
-        return policy.wait_seconds
-    return min(max(wait, 0.0), 86_400.0) if math.isfinite(wait) else policy.wait_seconds
-
-
-def decide(
-    policy: CallPolicy,
-    request: ToolRequest,
-    headers: Mapping[str, str],
-    *,
-    resumable: bool,
-    accepts_sse: bool,
-) -> Decision:
-    """What a plain call of ``request`` becomes. ``resumable``: the era has resumable
-    streams (2025-11-25); ``accepts_sse``: the request accepts an SSE response."""
+def decide(policy: CallPolicy, request: ToolRequest, caller: Caller) -> Decision:
+    """What a plain call of ``request`` by ``caller`` becomes."""
     tool = request.tool
     expected = tool.expected_for(request.args)
     if expected is None or expected <= policy.inline_max_seconds or tool.task_support == "forbidden":
         return Decision(Plan.INLINE, expected)
-    return _long(policy, tool, expected, client_wait(policy, headers), resumable, accepts_sse)
+    return _long(policy, tool, expected, caller.wait_seconds, caller)
 
 
-def decide_job(
-    policy: CallPolicy,
-    request: ToolRequest,
-    headers: Mapping[str, str],
-    *,
-    resumable: bool,
-    accepts_sse: bool,
-) -> Decision:
+def decide_job(policy: CallPolicy, request: ToolRequest, caller: Caller) -> Decision:
     """What a plain call becomes once its tool, run inline, hands a job off (``NeedsTask``).
     How long the job runs is not known: it is planned as a call that lasts as long as its
     caller waits, so it streams or is held for that wait and is then handed over (or, with
     handles off, streams or is held to its end, or is refused)."""
     if request.tool.task_support == "forbidden":
         return Decision(Plan.REFUSE)
-    wait = client_wait(policy, headers)
-    decision = _long(policy, request.tool, wait, wait, resumable, accepts_sse)
+    wait = caller.wait_seconds
+    decision = _long(policy, request.tool, wait, wait, caller)
     return Decision(decision.plan, None, decision.wait, decision.handles)
 
 
-def _long(
-    policy: CallPolicy, tool: Tool, expected: float, wait: float, resumable: bool, accepts_sse: bool
-) -> Decision:
+def _long(policy: CallPolicy, tool: Tool, expected: float, wait: float, caller: Caller) -> Decision:
     # A tool with an outputSchema cannot answer with a handle: clients check its result
     # against the schema (and refuse one without structuredContent).
     handles = policy.handles and tool.output_schema() is None
-    if resumable and accepts_sse:
+    if caller.resumable and caller.accepts_sse:
         if expected <= wait or not handles:
             return Decision(Plan.STREAM, expected, wait, handles)
         return Decision(Plan.HANDLE, expected, wait, handles)
-    hold = policy.hold_seconds if accepts_sse else 0.0
+    hold = caller.front.hold_seconds if caller.accepts_sse else 0.0
     if hold > 0 and (expected <= min(wait, hold) or (not handles and expected <= hold)):
         return Decision(Plan.HOLD, expected, min(wait, hold) if handles else hold, handles)
     if handles:
@@ -153,12 +100,12 @@ def _long(
     return Decision(Plan.REFUSE, expected, wait, handles)
 
 
-def refusal(tool: Tool, decision: Decision, policy: CallPolicy) -> str:
-    """Why a 2026-07-28 plain call cannot be served here, and what to do instead."""
+def refusal(tool: Tool, decision: Decision, front: Front) -> str:
+    """Why a plain call cannot be served here, and what to do instead."""
     where = (
-        f"this endpoint cannot hold a call longer than {policy.hold_seconds:.0f} s"
-        if policy.front_streaming
-        else f"this endpoint's front buffers responses and cuts them at {policy.front_timeout_seconds:.0f} s"
+        f"this endpoint cannot hold a call longer than {front.hold_seconds:.0f} s"
+        if front.streams
+        else f"this endpoint's front buffers responses and cuts them at {front.cut_seconds:.0f} s"
     )
     if tool.task_support == "forbidden":
         return f"Tool {tool.name} waits on a job, which only a task can do, and it cannot run as a task."

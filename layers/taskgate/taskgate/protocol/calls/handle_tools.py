@@ -17,12 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..codes import INVALID_PARAMS
-from ..domain.errors import TaskNotFound
-from ..domain.model import Outcome, TaskRecord, TaskStatus
-from ..domain.service import TaskService
-from .era import validation_data
-from .errors import RpcError
+from ...codes import INVALID_PARAMS
+from ...domain.errors import TaskNotFound
+from ...domain.model import Outcome, TaskRecord, TaskStatus
+from ...domain.service import TaskService
+from ..wire.errors import RpcError
+from ..wire.exchange import validation_data
+from .services import Services
 
 STATUS = "taskgate_task_status"
 RESULT = "taskgate_task_result"
@@ -160,3 +161,17 @@ class HandleTools:
             f"Task {record.task_id} had already ended ({_status(outcome.record)}).",
             data=_state(outcome.record),
         )
+
+
+def handles_listed(services: Services) -> bool:
+    """Whether the handle tools are offered: a long plain call may be handed to the model as
+    a task handle, and some tool runs long."""
+    return services.policy.handles and any(t.expected_seconds is not None for t in services.tools)
+
+
+def listed_tools(services: Services, *, with_task_support: bool) -> list[dict[str, Any]]:
+    """``tools/list``: the tools, and the handle tools when they are offered."""
+    tools = [t.describe(with_task_support=with_task_support) for t in services.tools]
+    if handles_listed(services):
+        tools += HandleTools.definitions(with_task_support=with_task_support)
+    return tools

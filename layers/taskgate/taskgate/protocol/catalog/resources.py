@@ -14,15 +14,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..codes import INVALID_PARAMS
-from ..domain.errors import TaskNotFound
-from ..domain.results import RESULT_MIME_TYPE, RESULT_PART_TEMPLATE
-from ..tools.resources import Contents, Resource, ResourceContext, ResourceNotFound
+from ...codes import INVALID_PARAMS
+from ...domain.errors import TaskNotFound
+from ...domain.results import RESULT_MIME_TYPE, RESULT_PART_TEMPLATE
+from ...tools.resources import Contents, Resource, ResourceContext, ResourceNotFound
+from ..calls.services import Services
+from ..era import Method
+from ..wire.errors import RpcError
+from ..wire.exchange import Call
+from ..wire.params import MAX_ID_LENGTH, Params
 from .callers import OwnerTasks
-from .era import Call, Method
-from .errors import RpcError
-from .params import MAX_ID_LENGTH, Params
-from .services import Services
 
 # Far above any URI a resource needs, far below the request body limit.
 MAX_URI_LENGTH = 8192

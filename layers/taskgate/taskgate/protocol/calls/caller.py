@@ -1,0 +1,65 @@
+"""What the caller of one ``tools/call`` can do: one frozen value its era reads from the
+envelope (headers, ``_meta``, the session), so the flow (``flow.py``) decides from what a
+caller can do, never from which era it speaks.
+
+- ``wait_seconds``: how long it waits for a plain call (its ``Taskgate-Wait-Seconds``, or the
+  deployment's default);
+- ``front``: what stands between it and this server (streams or buffers, and its cut);
+- ``accepts_sse``: it takes an SSE response to this request;
+- ``resumable``: its streams can be resumed (event ids, GET with ``Last-Event-ID``), so a
+  call can be answered in pieces and a question can ride the call's own stream;
+- ``answers_inline``: it answers questions in a round of its own call (an
+  ``input_required`` result, then the same call with ``inputResponses``);
+- ``capabilities``: which questions it declared it can answer (elicitation, sampling, roots);
+- ``tasks``: it declared tasks, so a call may be answered with a task it drives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...tools.input import ClientCapabilities, declared_view
+from ..wire import sse
+from ..wire.exchange import Call
+from .policy import WAIT_HEADER, CallPolicy, Front
+
+
+@dataclass(frozen=True)
+class Caller:
+    wait_seconds: float
+    front: Front = field(default_factory=Front)
+    accepts_sse: bool = False
+    resumable: bool = False
+    answers_inline: bool = False
+    capabilities: ClientCapabilities = field(default_factory=lambda: ClientCapabilities({}))
+    tasks: bool = False
+
+    @property
+    def kept_capabilities(self) -> dict[str, Any] | None:
+        """What a task created for this caller keeps of its capabilities (None: not known,
+        as for a session older than them)."""
+        declared = self.capabilities.declared
+        return declared_view(declared) if declared is not None else None
+
+
+def caller_of(
+    call: Call,
+    policy: CallPolicy,
+    *,
+    resumable: bool,
+    answers_inline: bool,
+    capabilities: ClientCapabilities,
+    tasks: bool,
+) -> Caller:
+    """The caller of ``call``: how long it waits and whether it takes SSE, read from its
+    headers; the front, from the deployment's settings; the rest, as its era read them."""
+    return Caller(
+        wait_seconds=policy.client_wait(call.headers.get(WAIT_HEADER)),
+        front=policy.front,
+        accepts_sse=sse.accepts(call.headers),
+        resumable=resumable,
+        answers_inline=answers_inline,
+        capabilities=capabilities,
+        tasks=tasks,
+    )

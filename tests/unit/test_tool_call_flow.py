@@ -1,0 +1,221 @@
+"""What a tools/call becomes, decided by the flow alone (protocol/calls/flow.py): what the
+caller can do x what kind of tool x how long the caller waits -> one outcome. No era is
+involved: each row is a ``Caller`` value, as an era would read it from its envelope."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from taskgate.domain.model import TaskStatus
+from taskgate.protocol.calls.caller import Caller
+from taskgate.protocol.calls.flow import (
+    Answered,
+    Asks,
+    Created,
+    HandedOver,
+    Held,
+    Invocation,
+    Outcome,
+    Refusal,
+    Refused,
+    Streamed,
+    TaskAsk,
+    ToolCallFlow,
+)
+from taskgate.protocol.calls.policy import Front
+from taskgate.protocol.wire.exchange import Call
+from taskgate.protocol.wire.jsonrpc import Request
+from taskgate.tools import Elicit, GlueJobRun, MissingCapability, ToolContext
+from taskgate.tools.input import ClientCapabilities
+from taskgate.tools.registry import Tool, ToolRegistry
+from tests.fakes import World
+
+
+class NoInput(BaseModel):
+    pass
+
+
+class Reading(BaseModel):
+    celsius: float
+
+
+def _quick(args: NoInput, ctx: ToolContext) -> str:
+    return "done"
+
+
+def _asks(args: NoInput, ctx: ToolContext) -> str:
+    answer = ctx.ask("go", Elicit("Go on?", {"ok": {"type": "boolean"}}))
+    return f"went: {answer.accepted}"
+
+
+def _confirm(args: NoInput, ctx: ToolContext) -> None:
+    ctx.ask("confirm", Elicit("Sure?", {"ok": {"type": "boolean"}}))
+
+
+def _job(args: NoInput, ctx: ToolContext) -> str:
+    ctx.hand_off("nightly", GlueJobRun("nightly"))
+    return "loaded"
+
+
+def _reading(args: NoInput, ctx: ToolContext) -> Reading:
+    return Reading(celsius=3.0)
+
+
+def _tools() -> ToolRegistry:
+    tools = ToolRegistry()
+    for found in (
+        Tool("quick", "A quick tool.", NoInput, _quick),
+        Tool("asks", "Asks before it answers.", NoInput, _asks),
+        Tool("prepared", "Its prepare step asks first.", NoInput, _quick, prepare=_confirm),
+        Tool("long", "Runs a minute.", NoInput, _quick, expected_seconds=60),
+        Tool(
+            "long_schema",
+            "Runs a minute; a structured result.",
+            NoInput,
+            _reading,
+            output_model=Reading,
+            expected_seconds=60,
+        ),
+        Tool("job", "Hands a Glue job off.", NoInput, _job),
+        Tool("required", "Runs only as a task.", NoInput, _quick, task_support="required"),
+        Tool("forbidden", "Never a task.", NoInput, _quick, task_support="forbidden"),
+    ):
+        tools.add(found)
+    return tools
+
+
+ELICITS = ClientCapabilities({"elicitation": {}})
+BUFFERS = Front(streams=False, cut_seconds=29)
+STREAMS = Front(streams=True, cut_seconds=900)
+
+# What callers can do, as their eras read it (the wait is each row's own).
+CALLERS = {
+    # 2025-11-25 with a session: resumable SSE streams, questions on the call's stream.
+    "resumable": Caller(0, BUFFERS, accepts_sse=True, resumable=True, capabilities=ELICITS),
+    # The same without SSE: nothing can stream.
+    "no_sse": Caller(0, BUFFERS, accepts_sse=False, resumable=True, capabilities=ELICITS),
+    # 2026-07-28 behind a front that buffers: questions in rounds of its own call.
+    "rounds": Caller(0, BUFFERS, accepts_sse=True, answers_inline=True, capabilities=ELICITS),
+    # …that declared tasks.
+    "tasks": Caller(0, BUFFERS, accepts_sse=True, answers_inline=True, capabilities=ELICITS, tasks=True),
+    # …behind a front that streams for 15 minutes.
+    "held": Caller(0, STREAMS, accepts_sse=True, answers_inline=True, capabilities=ELICITS),
+    # …that declared nothing it can answer.
+    "mute": Caller(0, BUFFERS, accepts_sse=True, answers_inline=True),
+}
+
+ROWS: list[tuple[str, str, float, Any]] = [
+    # (caller, tool, how long the caller waits, what the call becomes)
+    ("resumable", "quick", 50, Answered),
+    ("resumable", "asks", 50, Streamed),
+    ("resumable", "prepared", 50, Streamed),
+    ("resumable", "long", 900, Streamed),
+    ("resumable", "long", 50, HandedOver),
+    ("resumable", "long", 0, HandedOver),
+    ("resumable", "long_schema", 50, Streamed),
+    ("resumable", "job", 50, Streamed),
+    ("resumable", "job", 0, Streamed),
+    ("resumable", "required", 50, Refusal.TASK_REQUIRED),
+    ("resumable", "forbidden", 50, Answered),
+    ("no_sse", "quick", 50, Answered),
+    ("no_sse", "asks", 50, Refusal.NEEDS_INPUT),
+    ("no_sse", "long", 900, HandedOver),
+    ("no_sse", "long_schema", 50, Refusal.CANNOT_WAIT),
+    ("rounds", "quick", 50, Answered),
+    ("rounds", "asks", 50, Asks),
+    ("rounds", "prepared", 50, Asks),
+    ("rounds", "long", 50, HandedOver),
+    ("rounds", "long", 900, HandedOver),
+    ("rounds", "long_schema", 50, Refusal.CANNOT_WAIT),
+    ("rounds", "job", 50, HandedOver),
+    ("rounds", "required", 50, Refusal.TASK_REQUIRED),
+    ("tasks", "quick", 50, Created),
+    ("tasks", "long", 0, Created),
+    ("tasks", "long_schema", 50, Created),
+    ("tasks", "prepared", 50, Asks),
+    ("tasks", "required", 50, Created),
+    ("tasks", "forbidden", 50, Answered),
+    ("held", "quick", 900, Answered),
+    ("held", "long", 50, HandedOver),
+    ("held", "long", 900, Held),
+    ("held", "long_schema", 50, Held),
+    ("held", "job", 50, Held),
+    ("mute", "asks", 50, MissingCapability),
+    ("mute", "quick", 50, Answered),
+]
+
+
+def _call(request_id: int = 1) -> Call:
+    return Call("ann", {}, Request(request_id, "tools/call", {}))
+
+
+def _outcome(world: World, caller: Caller, name: str, invocation: Invocation | None = None) -> Outcome:
+    flow = ToolCallFlow(world.root)
+    return flow.call(_call(), invocation or Invocation(name, {}, progress_token="p1"), caller)
+
+
+@pytest.mark.parametrize(
+    ("caller", "tool", "wait", "becomes"), ROWS, ids=[f"{c}-{t}-{w}s" for c, t, w, _ in ROWS]
+)
+def test_what_a_tools_call_becomes(caller: str, tool: str, wait: float, becomes: Any) -> None:
+    world = World(_tools())
+    who = replace(CALLERS[caller], wait_seconds=wait)
+    if becomes is MissingCapability:
+        with pytest.raises(MissingCapability):
+            _outcome(world, who, tool)
+        return
+    outcome = _outcome(world, who, tool)
+    if isinstance(becomes, Refusal):
+        assert isinstance(outcome, Refused) and (outcome.why, outcome.tool) == (becomes, tool)
+        return
+    assert type(outcome) is becomes, outcome
+    tasks = list(world.store.records.values())
+    if becomes in (Answered, Asks):
+        assert tasks == []  # nothing durable for a call answered in the request
+    else:
+        # Exactly one task, the caller's, for this tool; hidden ones watched while streamed or held.
+        assert [(t.owner, t.tool, t.status) for t in tasks] == [("ann", tool, TaskStatus.WORKING)]
+        watched = tasks[0].watched_until_ms is not None
+        assert watched is (becomes in (Streamed, Held))
+
+
+def test_a_caller_that_asks_for_a_task_gets_one_unless_the_tool_cannot_be_one() -> None:
+    world = World(_tools())
+    caller = CALLERS["resumable"]
+    asked = Invocation("quick", {}, task=TaskAsk(ttl_ms=60_000, progress_token="p1", log_level="info"))
+    created = _outcome(world, caller, "quick", asked)
+    assert isinstance(created, Created)
+    record = created.record
+    assert (record.progress_token, record.log_level, record.ttl_ms) == ("p1", "info", 60_000)
+    refused = _outcome(world, caller, "forbidden", replace(asked, name="forbidden"))
+    assert isinstance(refused, Refused) and refused.why is Refusal.NOT_A_TASK
+
+
+def test_a_question_with_something_to_carry_seals_it_for_the_next_round() -> None:
+    world = World(_tools())
+    caller = replace(CALLERS["rounds"], wait_seconds=50)
+    first = _outcome(world, caller, "prepared")
+    assert isinstance(first, Asks) and first.request_state is None  # nothing answered yet
+    answered = Invocation("prepared", {}, answers={"confirm": {"action": "accept", "content": {"ok": True}}})
+    assert isinstance(_outcome(world, caller, "prepared", answered), Answered)
+
+
+def test_the_plan_is_switched_on_in_one_module() -> None:
+    """No era acts on a Plan: the flow does, for both (the only module that imports it)."""
+    import ast
+    import pathlib
+
+    import taskgate.protocol
+
+    root = pathlib.Path(taskgate.protocol.__file__).parent
+    users = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and any(alias.name == "Plan" for alias in node.names)
+    )
+    assert users == ["calls/flow.py"]
