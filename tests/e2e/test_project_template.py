@@ -466,4 +466,4 @@ def test_make_deploy_runs_the_tests_and_the_build_before_sam_deploy(
         return next(n for n, line in enumerate(planned) if text in line)
 
     assert first("-m pytest") < first("cold_import --template") < first("sam build") < first("--built")
-    assert first("--built") < first("sam deploy")
+    assert first("--built") < first(".taskgate/scripts/deploy.py --template template.yaml")
