@@ -454,20 +454,25 @@ class ToolTester:
             if run is not None:
                 run.runs += 1
 
-        fn = tool.fn
+        fn, calling = tool.fn, tool.calling
+
+        def invoke(args: Any, ctx: ToolContext) -> Any:
+            # As the tool itself is called: its own parameters (the plain form) or (args, ctx).
+            return fn(args, ctx) if calling is None else calling(fn, args, ctx)
+
         if inspect.iscoroutinefunction(fn):
 
             async def watched_async(args: Any, ctx: ToolContext) -> Any:
                 attach(ctx)
-                return await fn(args, ctx)
+                return await invoke(args, ctx)
 
-            return dataclasses.replace(tool, fn=watched_async)
+            return dataclasses.replace(tool, fn=watched_async, calling=None)
 
         def watched(args: Any, ctx: ToolContext) -> Any:
             attach(ctx)
-            return fn(args, ctx)
+            return invoke(args, ctx)
 
-        return dataclasses.replace(tool, fn=watched)
+        return dataclasses.replace(tool, fn=watched, calling=None)
 
 
 class _ServerTransport:
