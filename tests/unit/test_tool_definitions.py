@@ -118,7 +118,9 @@ def test_the_context_is_optional_in_both_forms() -> None:
     def lonely(args: In) -> str:
         return f"n={args.n}"
 
-    run = ToolTester(Tool("lonely", "", In, lonely, calling=check_tool(lonely, "lonely", "optional", None).calling))
+    run = ToolTester(
+        Tool("lonely", "", In, lonely, calling=check_tool(lonely, "lonely", "optional", None).calling)
+    )
     assert run.call("lonely", {"n": 3}).text == "n=3"
 
 
