@@ -240,3 +240,41 @@ def test_a_tool_module_that_fails_to_import_ends_the_start_with_no_serving_line(
     assert exited not in (None, 0), log
     assert "RuntimeError: broken_tools: a typo at import" in log
     assert "taskgate serving" not in log, log
+
+
+CRASHING_TOOLS = """
+from taskgate.tools import ToolContext, tool
+
+@tool(description="Divides.", task_support="required")
+def divide(a: int, b: int, ctx: ToolContext) -> str:
+    return str(a / b)
+"""
+
+
+def test_a_tool_that_raises_prints_a_readable_trace_under_the_task_id(tmp_path: pathlib.Path) -> None:
+    """The local log shows the trace as Python prints it (before: escaped inside a JSON line),
+    and the client's error names the taskId it is logged under (issue 31, item 7)."""
+    from taskgate_cli.protocol import Client2026, meta_2026
+    from taskgate_cli.transport import Http
+
+    from taskgate.local.process import CHECKOUT_TOOLS, PACKAGE_DIR, start
+
+    (tmp_path / "crashing_tools.py").write_text(CRASHING_TOOLS)
+    log = tmp_path / "server.log"
+    path = os.pathsep.join(map(str, (PACKAGE_DIR, CHECKOUT_TOOLS, tmp_path)))
+    server = start(log, cwd=ROOT, env={"TOOL_MODULES": "crashing_tools", "PYTHONPATH": path}).wait(30)
+    try:
+        client = Client2026(Http(server.url, {}), meta=meta_2026(tasks=True))
+        task_id = client.request("tools/call", {"name": "divide", "arguments": {"a": 1, "b": 0}})["taskId"]
+        deadline = time.monotonic() + 30
+        while (task := client.request("tasks/get", {"taskId": task_id}))["status"] == "working":
+            assert time.monotonic() < deadline, task
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    assert task["status"] == "failed" and task["error"]["data"] == {"taskId": task_id}
+    lines = log.read_text().splitlines()
+    at = lines.index("Traceback (most recent call last):")
+    assert task_id in lines[at - 1] and '"message":"tool divide raised"' in lines[at - 1]
+    assert "ZeroDivisionError: division by zero" in lines[at:]
+    assert "    return str(a / b)" in lines[at:]
