@@ -199,6 +199,15 @@ def check_changelog(
     """What the CHANGELOG fails to tell a deployer upgrading from ``before``: one line per
     changed Parameter its upgrade notes do not name (``after_template``: instead of ``after``'s)."""
     changes = parameter_changes(_template_at(before), after_template or _template_at(after))
+    if after_template is None:
+        # And the Parameters whose value now reaches less, though their definition is unchanged
+        # (JwtAudience no longer naming accepted client ids): found by deploying both releases
+        # with the same value (tests/rehearsal.py).
+        from tests.rehearsal import Release, meaning_changes, release
+
+        current = release(None) if after is None else Release(after)
+        for name, why in meaning_changes(release(before), current).items():
+            changes.setdefault(name, why)
     noted = upgrade_notes(changelog.read_text(), _version_at(before), _version_at(after))
     return [f"{name}: {why}" for name, why in changes.items() if name not in noted]
 
