@@ -133,7 +133,7 @@ def _running_environment(stack_id: str, function: str, aws: Aws) -> dict[str, st
 
 def kept_values(properties: dict[str, Any], stack_id: str, aws: Aws) -> None:
     """Refuse a Tuning that drops a value the running functions have from a removed Parameter."""
-    from taskgate.former_parameters import dropped_values, with_keys
+    from taskgate.former_parameters import dropped_values, settable, with_keys
 
     tuning = str(properties.get("Tuning") or "")
     dropped: dict[str, str] = {}
@@ -143,11 +143,17 @@ def kept_values(properties: dict[str, Any], stack_id: str, aws: Aws) -> None:
             dropped.update(dropped_values(environment, tuning))
     if dropped:
         named = ", ".join(f"{k} {v}" for k, v in dropped.items())
+        told = {k: settable(k, v) for k, v in dropped.items()}
+        bounded = "".join(
+            f" {k} {v} is out of its bounds now: {told[k]} is the nearest it takes."
+            for k, v in dropped.items()
+            if told[k] != v
+        )
         raise Refused(
             f"This stack runs with {named}, from Parameters this release no longer has (their "
             f"values go into the Tuning string now), and this deploy would return them to their "
-            f'defaults. Set Tuning="{with_keys(tuning, dropped)}" (to take a default instead, '
-            f"give that key its default value there). make deploy carries them for you."
+            f'defaults.{bounded} Set Tuning="{with_keys(tuning, told)}" (to take a default '
+            f"instead, give that key its default value there). make deploy carries them for you."
         )
 
 

@@ -170,6 +170,15 @@ def test_a_plain_sam_deploy_that_would_drop_a_value_is_refused_saying_the_tuning
     assert checks.handle(plain, aws)["Data"] == told["Data"]
 
 
+def test_a_value_out_of_its_new_bounds_is_refused_with_the_nearest_it_takes() -> None:
+    answer = deploy_checks().handle(_configuration(""), Aws({"ApiFunction": {"MAX_BODY_BYTES": "4194304"}}))
+    assert answer["Status"] == "FAILED"
+    assert (
+        "MaxBodyBytes 4194304 is out of its bounds now: 3112960 is the nearest it takes." in answer["Reason"]
+    )
+    assert 'Set Tuning="MaxBodyBytes=3112960"' in answer["Reason"]
+
+
 def test_a_first_create_and_a_rollback_to_an_older_release_pass() -> None:
     checks = deploy_checks()
     assert checks.handle(_configuration(""), Aws({}))["Status"] == "SUCCESS"  # no function yet

@@ -155,6 +155,16 @@ def _within_bounds(name: str, value: str) -> str:
     return "<a value it accepts>"
 
 
+def settable(name: str, value: str) -> str:
+    """``value`` as the Tuning key ``name`` takes it: itself, or the nearest value it accepts."""
+    held = _tuning_value(name, value) or re.sub(r"\s+", "-", value.strip())
+    try:
+        parse_tuning(f"{name}={held}")
+    except TuningError:
+        return _within_bounds(name, held)
+    return held
+
+
 def carry(
     found: Mapping[str, str],
     *,
