@@ -41,6 +41,8 @@ def _state_write(state: str, table: str, task_id: str) -> dict[str, Any]:
         "$$.Task.Token": "token-2",
         "$$.State.EnteredTime": "2027-01-15T08:00:00.000Z",
         "$.job.request.key": JOB.key,
+        # A job's outcome takes its request's place (n5): the recording states read the key there.
+        "$.job.key": JOB.key,
     }
 
     def fill(node: Any) -> Any:
