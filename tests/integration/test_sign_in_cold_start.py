@@ -37,6 +37,9 @@ if len(sys.argv) > 1 and sys.argv[1].startswith("/"):
     event["rawPath"] = event["requestContext"]["http"]["path"] = sys.argv[1]
     event["requestContext"]["http"]["method"] = "GET"
     event["body"] = ""
+elif len(sys.argv) > 1 and sys.argv[1] == "signed":
+    # What API Gateway names after checking a SigV4 signature (IAM alone: /mcp takes nothing else).
+    event["requestContext"]["authorizer"] = {"iam": {"userArn": "arn:aws:iam::123456789012:user/agent"}}
 elif len(sys.argv) > 1:
     event["headers"]["authorization"] = "Bearer " + sys.argv[1]
 reply = api_handler.handler(event, Context())
@@ -96,8 +99,12 @@ def _run(env: dict[str, str], *args: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("mode", ["NONE", "IAM"])
 def test_without_sign_in_cryptography_is_never_imported(mode: str) -> None:
-    out = _run({"AUTH_MODE": mode})
+    out = _run({"AUTH_MODE": mode}, *(["signed"] if mode == "IAM" else []))
     assert out["status"] == 200 and out["cryptography"] == []
+    if mode == "IAM":
+        # Unsigned, refused by the function itself (issue 29 N3), and still without them.
+        refused = _run({"AUTH_MODE": mode})
+        assert refused["status"] == 403 and refused["cryptography"] == []
 
 
 @pytest.mark.parametrize("env", [SIGN_IN, USER_SIGN_IN], ids=["CLIENT", "USER,CLIENT,IAM"])
