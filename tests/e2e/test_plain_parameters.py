@@ -49,7 +49,11 @@ asyncio.run(main(sys.argv[1]))
 @pytest.fixture(scope="module")
 def fastmcp_python() -> pathlib.Path:
     python = FASTMCP / "bin" / "python"
-    if subprocess.run([str(python), "-c", "import fastmcp"], capture_output=True).returncode != 0:
+    # A fresh clone has no venv yet: running its python would raise, not fail.
+    if (
+        not python.exists()
+        or subprocess.run([str(python), "-c", "import fastmcp"], capture_output=True).returncode != 0
+    ):
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", "--clear", str(FASTMCP)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "fastmcp==4.2.3"], check=True, timeout=600)

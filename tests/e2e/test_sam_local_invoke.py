@@ -32,7 +32,6 @@ from taskgate.domain.service import TaskService
 from taskgate.local.endpoint import DUMMY_CREDENTIALS, running
 from taskgate.local.runtime import REGION, TABLE_NAME
 from taskgate.local.sam_local import PLACEHOLDER_TASK_ID, SamLocal, host_arch, with_task_id
-from taskgate.root import limits as limits_of
 from tests.e2e.local_server import free_port
 
 pytestmark = pytest.mark.slow
@@ -142,7 +141,7 @@ class NeverStarted:
 def seed_task(table: Any, tool: str, arguments: dict[str, Any], *, age_ms: int = 0) -> str:
     store = DynamoDBTaskStore(lambda: table, TABLE_NAME)
     # The limits a deployment with the defaults has.
-    limits = limits_of(Settings.from_env({"TASK_TABLE": TABLE_NAME}))
+    limits = Settings.from_env({"TASK_TABLE": TABLE_NAME}).limits.value()
     clock = lambda: time.time_ns() // 1_000_000 - age_ms  # noqa: E731
     service = TaskService(store, NeverStarted(), clock, limits, ResultStore(None, max_inline_bytes=262_144))
     return service.create(NewTask(owner=OWNER, tool=tool, arguments=arguments)).task_id
