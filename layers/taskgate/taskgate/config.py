@@ -152,7 +152,9 @@ class Settings(BaseModel):
     # The Secrets Manager secret whose value seals a plain call's requestState (every
     # instance must share it); unset: a key made by this process (one local server).
     request_state_secret_arn: str = ""
-    request_state_ttl_seconds: Positive = 600
+    # How long a person may take to answer a question asked in a round (a plain call's task
+    # waiting on it is not a hang-up until then).
+    request_state_ttl_seconds: Positive = 1800
     # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
     # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
     tool_environment: str = ""

@@ -201,6 +201,7 @@ class Taskgate:
             hang_up_seconds=s.hang_up_seconds,
             front_streaming=s.front_streaming,
             front_timeout_seconds=s.front_timeout_seconds,
+            streaming_url=s.stream_resource_url,
         )
 
     @once

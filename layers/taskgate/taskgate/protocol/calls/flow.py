@@ -6,34 +6,41 @@ can do (``Caller``, caller.py) and returns one outcome:
 - ``Created``: a task the caller drives (it asked for one, or declared tasks);
 - ``Answered``: the tool ran inside the request (or a handle tool answered);
 - ``Asks``: questions for a caller that answers them in a round of its own call;
-- ``Held``: a hidden task whose progress and result stream on a response the front holds;
+- ``Held``: a hidden task whose progress and result stream on a response the front holds
+  (for a caller that answers in rounds, its questions end the response in a round, and a
+  call no handle can answer goes on round by round: rounds.py);
 - ``Streamed``: a hidden task answered on the call's own resumable stream, in pieces;
 - ``HandedOver``: a hidden task handed to the model as a task handle;
 - ``Refused``: why this caller cannot be served so, for its era to word.
 
 Which plain calls run inline, stream, are held, handed over or refused is ``plan.py``'s
-``Plan``; this module is the one place that acts on it. Each era only reads the envelope,
-calls the flow, and shapes the outcome into its answer.
+``Plan``; this module is the one place that acts on it. A round of a call carried on in
+rounds (its ``requestState`` names its hidden task) picks the task up where it is, and a
+handle's ``taskgate_task_result`` asks the task's questions the same way. Each era only
+reads the envelope, calls the flow, and shapes the outcome into its answer.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...codes import INVALID_PARAMS
 from ...domain.calls import STATELESS_RETRY_MS, Started, call_key, stateless_call_key
+from ...domain.errors import TaskNotFound
 from ...domain.model import NewTask, TaskRecord
 from ...tools.context import NeedsTask
 from ...tools.peer import Peer
 from ..wire.errors import RpcError
 from ..wire.exchange import Call
 from ..wire.headers import check_param_headers
-from ..wire.request_state import Carried
+from ..wire.request_state import Carried, TaskRound, refused
 from .caller import Caller
-from .handle_tools import HandleTools, handed, handles_listed
-from .plan import Decision, Plan, decide, decide_job, refusal
+from .handle_tools import RESULT, HandleTools, handed, handles_listed
+from .plan import Decision, Plan, decide, decide_job, needs_input, refusal
+from .rounds import Rounds, can_answer, rounds_of
 from .runs import ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
 from .services import Services
 
@@ -94,6 +101,10 @@ class Held:
     record: TaskRecord
     hand_over_at_ms: int | None
     expected_seconds: float | None
+    # For a caller that answers in rounds: its call's rounds, and how long this round is
+    # held before it ends with a round that asks nothing (None: until something else ends it).
+    rounds: Rounds | None = None
+    round_after_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -153,9 +164,7 @@ class ToolCallFlow:
 
     def call(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
         if HandleTools.owns(invocation.name) and handles_listed(self._s):
-            return Answered(
-                HandleTools(self._s.tasks).call(call.owner, invocation.name, invocation.arguments)
-            )
+            return self._handle_tool(call, invocation, caller)
         request = resolve_tool(self._s, invocation.name, invocation.arguments)
         tool = request.tool
         if invocation.param_headers:
@@ -167,6 +176,8 @@ class ToolCallFlow:
         if tool.task_support == "required" and not caller.tasks:
             return Refused(Refusal.TASK_REQUIRED, tool.name, f"Tool {tool.name} runs only as a task")
         turn = self._turn(call, invocation, caller, request)
+        if turn.carried.round is not None:
+            return self._next_round(turn, turn.carried.round)
         if caller.tasks and tool.task_support != "forbidden":
             inherited = self._prepared(turn)
             if isinstance(inherited, Asks):
@@ -201,7 +212,7 @@ class ToolCallFlow:
                 # again from the top there, as after a question).
                 decision = decide_job(policy, request, caller)
         if decision.plan is Plan.REFUSE:
-            return Refused(Refusal.CANNOT_WAIT, request.name, refusal(request.tool, decision, caller.front))
+            return Refused(Refusal.CANNOT_WAIT, request.name, refusal(request.tool, decision, caller, policy))
         inherited = self._prepared(turn)
         if isinstance(inherited, Asks):
             return inherited
@@ -226,9 +237,7 @@ class ToolCallFlow:
             )
             return Asks(result["inputRequests"], state)
         if request.tool.task_support == "forbidden" or not (caller.resumable and caller.accepts_sse):
-            return Refused(
-                Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
-            )
+            return Refused(Refusal.NEEDS_INPUT, request.name, needs_input(request.tool, caller))
         return self._hidden(turn, {}, Decision(Plan.STREAM))
 
     def _prepared(self, turn: _Turn) -> Asks | dict[str, Any]:
@@ -270,8 +279,58 @@ class ToolCallFlow:
         if plan is Plan.HANDLE:
             return HandedOver(record, decision.expected)
         if plan is Plan.HOLD:
-            return Held(record, hand_over_at_ms, decision.expected)
+            rounds = None
+            if decision.rounds:
+                rounds = rounds_of(self._s, call, request.name, request.arguments, turn.caller)
+                rounds = replace(rounds, watch_ms=self._s.policy.hang_up_ms)
+            return Held(record, hand_over_at_ms, decision.expected, rounds, decision.round_after_ms)
         return Streamed(record, started.again, hand_over_at_ms)
+
+    def _next_round(self, turn: _Turn, round_: TaskRound) -> Outcome:
+        """A round of a call carried on in rounds: its hidden task, its round taken once and
+        its question answered, held again for another round."""
+        call, request, caller = turn.call, turn.request, turn.caller
+        if not (caller.answers_inline and caller.accepts_sse):
+            raise refused()  # only a held call's caller was ever given such a state
+        rounds = rounds_of(self._s, call, request.name, request.arguments, caller)
+        rounds = replace(rounds, count=round_.count, watch_ms=self._s.policy.hang_up_ms)
+        record = rounds.resume(round_, turn.invocation.answers or {})
+        decision = decide(self._s.policy, request, caller)
+        wait = decision.wait if decision.plan is Plan.HOLD else caller.front.round_seconds
+        return Held(record, None, decision.expected, rounds, math.ceil(wait * 1000))
+
+    def _handle_tool(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
+        """A handle tool. A task that waits on its user's answer is asked, through
+        ``taskgate_task_result``, of a caller that answers in rounds and declared what the
+        questions need: its host's elicitation handler asks the person, never the model."""
+        tools = HandleTools(self._s.tasks)
+        name, arguments = invocation.name, invocation.arguments or {}
+        if name != RESULT or not caller.answers_inline:
+            return Answered(tools.call(call.owner, name, arguments))
+        handle = tools.handle(name, arguments)
+        rounds = rounds_of(self._s, call, name, arguments, caller)
+        try:
+            if invocation.request_state is None:
+                record = self._s.tasks.get(call.owner, handle)
+            else:
+                carried = self._s.request_states.open(
+                    invocation.request_state,
+                    owner=call.owner,
+                    method=call.method,
+                    target=name,
+                    arguments=arguments,
+                )
+                if carried.round is None or carried.round.task_id != handle:
+                    raise refused()
+                rounds = rounds.after(carried.round)
+                record = rounds.resume(carried.round, invocation.answers or {})
+        except TaskNotFound:
+            return Answered(tools.missing(handle))
+        if can_answer(caller, record):
+            asked = rounds.asking(record)
+            if asked is not None:
+                return Asks(asked["inputRequests"], asked["requestState"])
+        return Answered(tools.answer(call.owner, name, record, caller=caller))
 
     def _start_hidden(self, turn: _Turn, new: NewTask) -> Started:
         call, request = turn.call, turn.request

@@ -21,8 +21,10 @@ from ...codes import INVALID_PARAMS
 from ...domain.errors import TaskNotFound
 from ...domain.model import Outcome, TaskRecord, TaskStatus
 from ...domain.service import TaskService
+from ...tools.input import required_capability
 from ..wire.errors import RpcError
 from ..wire.exchange import validation_data
+from .caller import Caller
 from .services import Services
 
 STATUS = "taskgate_task_status"
@@ -74,6 +76,33 @@ def _state(record: TaskRecord) -> dict[str, Any]:
     return state
 
 
+def _waiting(record: TaskRecord, caller: Caller | None) -> str:
+    """What ``taskgate_task_result`` says of a task that waits on its user's answer, to a
+    caller that cannot be asked it here."""
+    messages = [
+        str(params.get("message"))
+        for request in record.input_requests.values()
+        if isinstance(params := request.get("params"), dict) and params.get("message")
+    ]
+    about = f" to: {'; '.join(messages)}" if messages else ""
+    text = f"Task {record.task_id} ({record.tool}) is waiting for its user's answer{about}."
+    if caller is None or not caller.answers_inline:
+        return f"{text} Only a client that speaks MCP tasks can ask its user (tasks/result)."
+    lacking = sorted(
+        {
+            required_capability(request)[1]
+            for request in record.input_requests.values()
+            if not caller.capabilities.allows(request)
+        }
+    )
+    if lacking:
+        return (
+            f"{text} This client cannot ask its user: it did not declare {', '.join(lacking)}; "
+            f"a client that declares it is asked by {RESULT}."
+        )
+    return f"{text} This call has had as many rounds as clients take; call {RESULT} again to be asked."
+
+
 def handed(record: TaskRecord, expected_seconds: float | None) -> dict[str, Any]:
     """The answer of a plain call handed to the model as a task handle."""
     about = f" (it takes about {_about(expected_seconds)})" if expected_seconds else ""
@@ -106,20 +135,38 @@ class HandleTools:
             tools.append(tool)
         return tools
 
-    def call(self, owner: str, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    @staticmethod
+    def handle(name: str, arguments: dict[str, Any] | None) -> str:
+        """The handle a call of tool ``name`` names, or -32602."""
         try:
-            ref = HandleRef.model_validate(arguments or {})
+            return HandleRef.model_validate(arguments or {}).handle
         except ValidationError as exc:
             raise RpcError(
                 INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
             ) from exc
+
+    @staticmethod
+    def missing(handle: str) -> dict[str, Any]:
+        return _text(f"There is no task {handle} (or it has expired).", error=True)
+
+    def call(self, owner: str, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        handle = self.handle(name, arguments)
         try:
-            record = self._tasks.get(owner, ref.handle)
+            record = self._tasks.get(owner, handle)
         except TaskNotFound:
-            return _text(f"There is no task {ref.handle} (or it has expired).", error=True)
+            return self.missing(handle)
+        return self.answer(owner, name, record)
+
+    def answer(
+        self, owner: str, name: str, record: TaskRecord, *, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """What tool ``name`` answers about ``record``, the owner's task (``caller``: who asks,
+        when a task that waits on its user's answer could be asked of it)."""
         if name == STATUS:
             return self._status(record)
         if name == RESULT:
+            if record.status is TaskStatus.INPUT_REQUIRED:
+                return _text(_waiting(record, caller), data=_state(record))
             return self._result(record)
         return self._cancel(owner, record)
 

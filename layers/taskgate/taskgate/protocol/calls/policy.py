@@ -17,17 +17,31 @@ from dataclasses import dataclass
 WAIT_HEADER = "taskgate-wait-seconds"
 # A held call ends this long before a streaming front would cut it.
 HOLD_MARGIN_SECONDS = 30.0
+# How many input_required results a client takes in one call before it gives up: the SDKs'
+# shared default (mcp's DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, the TypeScript, C# and Go SDKs,
+# Strands' own loop). A call carried on in rounds lasts at most this many rounds plus its first.
+CLIENT_MAX_ROUNDS = 10
 
 
 @dataclass(frozen=True)
 class Front:
     streams: bool = False
     cut_seconds: float = 29.0
+    # The longest one response of a call served in pieces runs behind a front that buffers
+    # (CALL_PIECE_SECONDS: well inside its cut).
+    piece_seconds: float = 20.0
 
     @property
     def hold_seconds(self) -> float:
         """How long a call can be held open behind it: 0 behind a front that buffers."""
         return max(0.0, self.cut_seconds - HOLD_MARGIN_SECONDS) if self.streams else 0.0
+
+    @property
+    def round_seconds(self) -> float:
+        """How long one round of a call carried on in rounds (protocol/calls/rounds.py) is
+        held: as long as it can be behind a front that streams, a piece behind one that
+        buffers (the front passes the round's whole response on when it ends)."""
+        return self.hold_seconds if self.streams else self.piece_seconds
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,8 @@ class CallPolicy:
     hang_up_seconds: float = 90.0
     front_streaming: bool = False
     front_timeout_seconds: float = 29.0
+    # The deployment's streaming endpoint (StreamingApi), when it has one: its /mcp.
+    streaming_url: str = ""
 
     @property
     def hang_up_ms(self) -> int:
@@ -48,7 +64,7 @@ class CallPolicy:
 
     @property
     def front(self) -> Front:
-        return Front(self.front_streaming, self.front_timeout_seconds)
+        return Front(self.front_streaming, self.front_timeout_seconds, self.piece_seconds)
 
     @property
     def hold_seconds(self) -> float:
