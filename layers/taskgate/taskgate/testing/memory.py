@@ -710,6 +710,28 @@ class MemorySessionStore:
         return True
 
 
+class MemoryDurationStore:
+    """``DurationStore`` (domain/durations.py) over a dict: the longest step noted per key."""
+
+    def __init__(self) -> None:
+        self.longest: dict[str, int] = {}
+        self.reads = 0
+        self.writes = 0
+        self._lock = threading.Lock()
+
+    def longest_step_ms(self, key: str) -> int | None:
+        self.reads += 1
+        return self.longest.get(key)
+
+    def raise_longest_step(self, key: str, ms: int, now_ms: int, expires_at_ms: int) -> bool:
+        with self._lock:
+            self.writes += 1
+            if self.longest.get(key, 0) >= ms:
+                return False
+            self.longest[key] = ms
+            return True
+
+
 class FakeClock:
     """Milliseconds that move only when a test says so."""
 
@@ -857,6 +879,7 @@ class Memory:
     store: MemoryTaskStore = field(default_factory=MemoryTaskStore)
     workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
+    durations: MemoryDurationStore = field(default_factory=MemoryDurationStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
     jobs: MemoryJobs = field(default_factory=MemoryJobs)
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
@@ -949,6 +972,7 @@ class Memory:
             store=lambda: self.store,
             workflow=lambda: self.workflow,
             sessions=lambda: self.sessions,
+            durations=lambda: self.durations,
             blobs=(lambda: self.blobs) if with_bucket else (lambda: None),
             request_state_keys=keys,
             clock=self.clock,
