@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .domain.callbacks import CallbackService
     from .domain.calls import PlainCalls
     from .domain.durations import DurationStore, ToolDurations
+    from .domain.holds import Holds
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
@@ -227,9 +228,26 @@ class Taskgate:
         return ToolDurations(self.ports.durations(), self.ports.clock, self.ports.monotonic)
 
     @once
+    def holds(self) -> Holds:
+        """The places each owner's long-held requests take (domain/holds.py): held calls, and
+        requests waiting on a task's row."""
+        from .domain.holds import Holds
+
+        return Holds(
+            self.sessions,
+            places=self.settings.max_held_calls_per_owner,
+            # As long as the task is kept for its held call: renewed at the same pace.
+            lease_ms=self.policy.hang_up_ms,
+            clock=self.ports.clock,
+            unlimited=frozenset([self.settings.anonymous_owner]),
+        )
+
+    @once
     def row_wait(self) -> RowWait:
         """How a request waits on a hidden task's row (protocol/calls/waiting.py)."""
-        return RowWait(self.tasks, self.inline, sleep=self.ports.sleep, monotonic=self.ports.monotonic)
+        return RowWait(
+            self.tasks, self.inline, holds=self.holds, sleep=self.ports.sleep, monotonic=self.ports.monotonic
+        )
 
     @once
     def inline(self) -> InlineSlots:
@@ -313,20 +331,10 @@ class Taskgate:
 
             return catalog_methods(self)
 
-        from .domain.holds import Holds
-
-        holds = Holds(
-            self.sessions,
-            places=self.settings.max_held_calls_per_owner,
-            # As long as the task is kept for its held call: renewed at the same pace.
-            lease_ms=self.policy.hang_up_ms,
-            clock=self.ports.clock,
-            unlimited=frozenset([self.settings.anonymous_owner]),
-        )
         held = HeldCalls(
             self.tasks,
             self.inline,
-            holds=holds,
+            holds=self.holds,
             watch_ms=self.policy.hang_up_ms,
             refresh_seconds=self.policy.piece_seconds,
             sleep=self.ports.sleep,

@@ -182,12 +182,11 @@ class HandleTools:
         )
 
     def _result(self, owner: str, record: TaskRecord, wait_seconds: float) -> dict[str, Any]:
-        waits = self._waiter is not None and wait_seconds > 0
-        if waits and record.status is TaskStatus.WORKING:
-            assert self._waiter is not None
-            record = self._waiter.wait(owner, record, wait_seconds)
+        waited = 0.0
+        if self._waiter is not None and record.status is TaskStatus.WORKING:
+            record, waited = self._waiter.wait_for(owner, record, wait_seconds)
         if not record.status.terminal:
-            return self._not_yet(record, wait_seconds if waits else 0.0)
+            return self._not_yet(record, waited)
         if record.status is TaskStatus.CANCELLED:
             return _text(f"Task {record.task_id} was cancelled.", error=True, data=_state(record))
         if record.status is TaskStatus.COMPLETED:
@@ -205,7 +204,7 @@ class HandleTools:
         if waited:
             # Asking again at once costs nothing while the task runs: the next call waits too.
             state["askAgainInSeconds"] = 0
-            again = f"Call {RESULT} again now: each call waits up to {waited:.0f} s for it."
+            again = f"Call {RESULT} again now: it waits for the task (this call waited {waited:.0f} s)."
         else:
             state["askAgainInSeconds"] = max(1, round(record.poll_interval_ms / 1000))
             again = f"Ask again in about {state['askAgainInSeconds']} s."

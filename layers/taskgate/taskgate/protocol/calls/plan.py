@@ -93,7 +93,9 @@ def decide(
             return Decision(Plan.INLINE, said, deadline=deadline)
         return _long(policy, tool, said, caller)
     known = learned()
-    if known is not None and known <= policy.inline_max_seconds:
+    # Quick: within the inline limit, and within what a request may run (a run stopped at the
+    # deadline is known to take at least that long).
+    if known is not None and known < min(policy.inline_max_seconds, deadline) + 1e-9:
         return Decision(Plan.INLINE, known, deadline=deadline)
     # Never run, or known to have run long: possibly long, so never inside the request.
     return _long(policy, tool, None, caller)

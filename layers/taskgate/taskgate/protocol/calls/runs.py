@@ -194,9 +194,9 @@ def _guarded(
         threading.Thread(target=reap, daemon=True).start()
     else:
         give_back()
-    if overran and "result" not in outcome:
+    if overran:
+        # Whatever it answers once told to stop is a stopped run's answer, not the tool's.
         raise Overran(time.monotonic() - started)
-    # A run that finished as it was being stopped has a result as good as any.
     if "error" in outcome:
         raise outcome["error"]
     return outcome["result"]  # type: ignore[no-any-return]

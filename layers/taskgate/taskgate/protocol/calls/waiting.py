@@ -10,16 +10,23 @@ invocation, which may be frozen the moment it has answered (Lambda).
 Reads start often and slow down to the task's ``pollInterval``: a quick tool's answer is not
 held back by a second's poll, and a long one costs a read a second (a strongly consistent
 GetItem: a wait that ends a read early answers sooner). What the tool reports meanwhile (its
-progress numbers and log lines) is passed to ``news`` as notifications, for a reply that
+progress numbers and log lines) is passed to ``news_to`` as notifications, for a reply that
 can carry them.
+
+A waiting request is long-lived as a held call is: it takes one of its owner's places
+(domain/holds.py) for as long as it waits, and one whose owner holds them all does not wait
+(its caller is answered from the row as it is: a handle, or "ask again").
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ...domain.errors import TaskgateError
+from ...domain.holds import Hold, Holds
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ..wire.task_events import Cursor, news
@@ -42,11 +49,13 @@ class RowWait:
         tasks: TaskService,
         slots: InlineSlots,
         *,
+        holds: Holds | None = None,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._tasks = tasks
         self._slots = slots
+        self._holds = holds
         self._sleep = sleep
         self._monotonic = monotonic
 
@@ -62,14 +71,59 @@ class RowWait:
         """The task as last read: ended, asking, or still working when ``seconds`` are up.
         ``news_to`` is given each progress and log notification (at ``log_level`` or above)
         the tool reports meanwhile. A TaskNotFound (the task expired) is raised."""
-        deadline = self._monotonic() + seconds
+        return self.wait_for(owner, record, seconds, news_to=news_to, log_level=log_level)[0]
+
+    def wait_for(
+        self,
+        owner: str,
+        record: TaskRecord,
+        seconds: float,
+        *,
+        news_to: News | None = None,
+        log_level: str | None = None,
+    ) -> tuple[TaskRecord, float]:
+        """``wait``, and how long it waited (0: not at all, as when its owner holds every place)."""
+        if settled(record) or seconds <= 0:
+            return record, 0.0
+        hold = self._holds.take(owner) if self._holds is not None else None
+        if self._holds is not None and hold is None:
+            return record, 0.0  # its owner holds every place: no wait for this one
+        start = self._monotonic()
+        try:
+            read = self._wait(owner, record, seconds, hold, news_to, log_level)
+            return read, self._monotonic() - start
+        finally:
+            if hold is not None:
+                with contextlib.suppress(TaskgateError):
+                    hold.release()  # else its lease runs out
+
+    def _wait(
+        self,
+        owner: str,
+        record: TaskRecord,
+        seconds: float,
+        hold: Hold | None,
+        news_to: News | None,
+        log_level: str | None,
+    ) -> TaskRecord:
+        start = self._monotonic()
+        deadline, renewed = start + seconds, start
         cursor = Cursor(record.progress_count, record.log_count)
         pause = FIRST_READ_SECONDS
         read = record
         while not settled(read):
-            left = deadline - self._monotonic()
+            now = self._monotonic()
+            left = deadline - now
             if left <= 0:
                 break
+            if (
+                hold is not None
+                and self._holds is not None
+                and (now - renewed) * 2000 >= self._holds.lease_ms
+            ):
+                # Renewed at half its lease: a wait longer than the lease keeps its place.
+                renewed = now
+                hold.renew()
             # A waiting request holds a thread of a process serving many (the local server):
             # it counts as inline work, and a busy process answers now rather than queue.
             with self._slots.held(owner) as waiting:
