@@ -98,15 +98,19 @@ class Settings(BaseModel):
     stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
-    # Plain (non-task) calls of long tools (protocol/calls/plan.py). A tool expected to
-    # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
-    # hidden task, not inside the request.
+    # Plain (non-task) calls of long tools (protocol/calls/plan.py). Only a tool known to run
+    # no longer than inline_call_max_seconds (its @tool expected_seconds, or learned from its
+    # runs: domain/durations.py) runs inside the request; any other runs as a hidden task.
     inline_call_max_seconds: Annotated[float, Field(ge=0, le=25)] = 10.0
-    # How long a plain caller is assumed to wait for its answer (the TypeScript SDK's
-    # request timeout is 60 s); past it, the call is answered with a handle the model
-    # drives (status, result and cancel tools). A client may say it waits longer
-    # (header Taskgate-Wait-Seconds). 0: always a handle.
+    # How long a 2025-11-25 plain caller (or one whose answer streams) is assumed to wait for
+    # its answer (the TypeScript SDK's request timeout is 60 s); past it, the call is answered
+    # with a handle the model drives (status, result and cancel tools). A client may say how
+    # long it waits (header Taskgate-Wait-Seconds). 0: always a handle.
     call_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 50.0
+    # How long any other plain caller that does not say is assumed to wait for one response
+    # (a request waiting on a hidden task's row, taskgate_task_result): 2026-07-28 hosts
+    # cannot be told apart, and OpenAI Agents gives up at 5 s.
+    call_answer_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 4.0
     # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
     call_handles: bool = True
     # The longest one response of a plain call's resumable stream (2025-11-25) runs before

@@ -201,6 +201,7 @@ class Taskgate:
         return CallPolicy(
             inline_max_seconds=s.inline_call_max_seconds,
             wait_seconds=s.call_wait_seconds,
+            answer_wait_seconds=s.call_answer_wait_seconds,
             handles=s.call_handles,
             piece_seconds=s.call_piece_seconds,
             hang_up_seconds=s.hang_up_seconds,
