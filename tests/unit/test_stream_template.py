@@ -165,6 +165,7 @@ def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> Non
     for name in (
         "InlineCallMaxSeconds",
         "CallWaitSeconds",
+        "CallAnswerWaitSeconds",
         "CallHandles",
         "CallPieceSeconds",
         "HangUpSeconds",

@@ -98,15 +98,19 @@ class Settings(BaseModel):
     stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
     # How long a stream's event log outlives its last event, for clients resuming it.
     stream_log_ttl_ms: Positive = 3_600_000
-    # Plain (non-task) calls of long tools (protocol/calls/plan.py). A tool expected to
-    # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
-    # hidden task, not inside the request.
+    # Plain (non-task) calls of long tools (protocol/calls/plan.py). Only a tool known to run
+    # no longer than inline_call_max_seconds (its @tool expected_seconds, or learned from its
+    # runs: domain/durations.py) runs inside the request; any other runs as a hidden task.
     inline_call_max_seconds: Annotated[float, Field(ge=0, le=25)] = 10.0
-    # How long a plain caller is assumed to wait for its answer (the TypeScript SDK's
-    # request timeout is 60 s); past it, the call is answered with a handle the model
-    # drives (status, result and cancel tools). A client may say it waits longer
-    # (header Taskgate-Wait-Seconds). 0: always a handle.
+    # How long a 2025-11-25 plain caller (or one whose answer streams) is assumed to wait for
+    # its answer (the TypeScript SDK's request timeout is 60 s); past it, the call is answered
+    # with a handle the model drives (status, result and cancel tools). A client may say how
+    # long it waits (header Taskgate-Wait-Seconds). 0: always a handle.
     call_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 50.0
+    # How long any other plain caller that does not say is assumed to wait for one response
+    # (a request waiting on a hidden task's row, taskgate_task_result): 2026-07-28 hosts
+    # cannot be told apart, and OpenAI Agents gives up at 5 s.
+    call_answer_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 4.0
     # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
     call_handles: bool = True
     # The longest one response of a plain call's resumable stream (2025-11-25) runs before
@@ -131,6 +135,11 @@ class Settings(BaseModel):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
+    # Requests one owner may hold open at once for their whole length (held calls on a
+    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
+    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
+    # task handle. The anonymous owner (sign-in off) is not capped.
+    max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
@@ -212,6 +221,9 @@ class Settings(BaseModel):
     # everyone and from one address; a client never used expires after a day.
     oauth_registrations_per_hour: Positive = 200
     oauth_registrations_per_address_per_hour: Positive = 20
+    # USER and CLIENT: machine clients that authenticate with private_key_jwt (auth/machines.py),
+    # each with where its public keys are: client_id=<https JWKS URL or a JWKS file>, comma-separated.
+    oauth_client_keys: str = ""
 
     @field_validator(
         "tool_modules",
@@ -243,6 +255,14 @@ class Settings(BaseModel):
     @property
     def tool_environment_pairs(self) -> dict[str, str]:
         return parse_tool_environment(self.tool_environment)
+
+    @field_validator("oauth_client_keys")
+    @classmethod
+    def _client_keys_parse(cls, value: str) -> str:
+        from .auth.machines import parse_client_keys
+
+        parse_client_keys(value)  # a ValueError names the entry
+        return value
 
     @field_validator("auth_mode", mode="before")
     @classmethod

@@ -35,7 +35,6 @@ import contextlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...codes import INTERNAL_ERROR
 from ...domain.errors import TaskgateError, TransitionRejected
 from ...domain.model import TaskRecord, TaskStatus
 from ..wire.exchange import Call
@@ -140,13 +139,13 @@ class Rounds:
             record = tasks.get(self.owner, record.task_id)
         return record
 
-    def stop(self, record: TaskRecord) -> dict[str, Any]:
-        """The error that ends the call when the caller takes no more rounds; its task stops
-        with it (nobody could ever have its result)."""
+    def stop(self, record: TaskRecord) -> str:
+        """Why the call ends when its caller takes no more rounds; its task stops with it
+        (nobody could ever have its result)."""
         with contextlib.suppress(TaskgateError):  # it ended meanwhile
             self.services.tasks.cancel(self.owner, record.task_id)
         asking = record.status is TaskStatus.INPUT_REQUIRED
-        return {"code": INTERNAL_ERROR, "message": rounds_exhausted(record.tool, self.front, asking=asking)}
+        return rounds_exhausted(record.tool, self.front, asking=asking)
 
 
 def rounds_of(

@@ -12,8 +12,14 @@ takes its task with it.
 A caller that answers in rounds of its call (protocol/calls/rounds.py) is asked the task's
 questions in an ``input_required`` result that ends the stream, and is called back for the
 answer's round; one whose call no handle can answer is held round by round, each round
-ending when its time is up with a round that asks nothing. Behind a front
-that buffers, a round is held for one piece and the front passes it on whole.
+ending when its time is up with a round that asks nothing.
+
+Each held call holds one of its owner's few places (domain/holds.py, counted in the table):
+deployed, a held call is a Lambda execution of its own for as long as it lasts, and one
+owner must not take the account's concurrency from everyone. A call that finds its owner's
+places all held is handed over at once (a task handle, as when the wait is up), or, with
+handles off, refused. Locally its waits count against its owner's share of the process's
+slots, not everyone's.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...clock import now_ms
-from ...codes import INTERNAL_ERROR
+from ...codes import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY
 from ...domain.errors import TaskgateError, TaskNotFound
+from ...domain.holds import Holds
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ..calls.handle_tools import handed
@@ -35,6 +42,7 @@ from ..calls.plan import TASK_HINT_2026
 from ..calls.rounds import Rounds
 from ..calls.slots import InlineSlots
 from ..wire.task_events import Cursor, news
+from .wire import missing_capability_data
 
 # A comment line when nothing else was sent for this long: idle streams are closed by
 # intermediaries (API Gateway's idle timeout is 5 minutes on regional endpoints).
@@ -62,6 +70,7 @@ class HeldCalls:
         tasks: TaskService,
         slots: InlineSlots,
         *,
+        holds: Holds | None = None,
         watch_ms: int,
         refresh_seconds: float,
         sleep: Callable[[float], None] = time.sleep,
@@ -70,6 +79,7 @@ class HeldCalls:
     ) -> None:
         self._tasks = tasks
         self._slots = slots
+        self._holds = holds
         self._watch_ms = watch_ms
         self._refresh = refresh_seconds
         self._sleep = sleep
@@ -93,6 +103,10 @@ class HeldCalls:
         else ended it first."""
         round_until = self._monotonic() + round_after_ms / 1000 if round_after_ms is not None else None
         ends = _Ends(hand_over_at_ms, expected_seconds, rounds, round_until)
+        hold = self._holds.take(owner) if self._holds is not None else None
+        if self._holds is not None and hold is None:
+            yield _event(self._no_place(owner, record, request_id, hand_over_at_ms, expected_seconds))
+            return
         answered = False
         try:
             cursor = Cursor()
@@ -112,10 +126,13 @@ class HeldCalls:
                     sent = self._monotonic()
                     yield ": keep-alive\n\n"
                 if self._monotonic() - watched >= self._refresh:
-                    # Still held: if this instance dies, the task is not kept for nobody.
+                    # Still held: if this instance dies, the task is not kept for nobody,
+                    # nor its owner's place.
                     watched = self._monotonic()
                     self._tasks.watch(read.task_id, self._watch_ms)
-                with self._slots.held():
+                    if hold is not None:
+                        hold.renew()
+                with self._slots.held(owner):
                     self._sleep(read.poll_interval_ms / 1000)
                 try:
                     read = self._tasks.get(owner, read.task_id, consistent=False)
@@ -129,6 +146,32 @@ class HeldCalls:
                 # The stream closed under us: in this era that is the caller cancelling.
                 with contextlib.suppress(TaskgateError):
                     self._tasks.cancel(owner, record.task_id)
+            if hold is not None:
+                with contextlib.suppress(TaskgateError):
+                    hold.release()  # else its lease runs out
+
+    def _no_place(
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        hand_over_at_ms: int | None,
+        expected_seconds: float | None,
+    ) -> dict[str, Any]:
+        """The answer to a call whose owner holds all its places: its task handle at once,
+        or (handles off) a refusal, and its task cancelled."""
+        if hand_over_at_ms is not None:
+            self._tasks.watch(record.task_id, None)
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"resultType": "complete", **handed(record, expected_seconds)},
+            }
+        with contextlib.suppress(TaskgateError):
+            self._tasks.cancel(owner, record.task_id)
+        places = self._holds.places if self._holds is not None else 0
+        message = f"Server busy: you already have {places} calls held open; try again when one ends"
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": message}}
 
     def _final(self, owner: str, record: TaskRecord, request_id: Any, ends: _Ends) -> dict[str, Any] | None:
         """The call's response, once there is one."""
@@ -149,7 +192,7 @@ class HeldCalls:
             if asked is not None:
                 return _result(request_id, asked)
             if not rounds.left:
-                return _error(request_id, rounds.stop(record))
+                return _error(request_id, _no_rounds(rounds.stop(record)))
             return None  # it moved on meanwhile: read it again
         now = self._clock()
         if ends.hand_over_at_ms is not None and now >= ends.hand_over_at_ms:
@@ -160,7 +203,7 @@ class HeldCalls:
             return (
                 _result(request_id, carried)
                 if carried is not None
-                else _error(request_id, rounds.stop(record))
+                else _error(request_id, _no_rounds(rounds.stop(record)))
             )
         return None
 
@@ -178,6 +221,11 @@ class _Ends:
 
 def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _no_rounds(message: str) -> dict[str, Any]:
+    """A call that cannot go on in rounds needs the tasks extension: the era's -32021."""
+    return {"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": message, "data": missing_capability_data()}
 
 
 def _error(request_id: Any, error: dict[str, Any]) -> dict[str, Any]:
