@@ -352,6 +352,38 @@ def test_a_cancel_of_a_running_hidden_task_stops_it(legacy: Legacy, world: World
     assert world.workflow.stop_reasons[record.task_id] == "The task was cancelled by the client."
 
 
+def test_a_question_never_reaches_a_call_its_client_cancelled_even_when_a_read_lags(
+    legacy: Legacy, world: World
+) -> None:
+    """Issue 28: a question delivered to a call its client has given up on is answered by the
+    session's callback all the same, and the work runs on. After notifications/cancelled the
+    task's row says cancelled, but the stream's cheap read may lag it: a question is sent only
+    after a read that cannot."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 14,
+        "method": "tools/call",
+        "params": {"name": "long_job", "arguments": {"minutes": 0.5, "ask": True}},
+    }
+    world.memory.on_wait = lambda: None  # the first piece ends before the tool asks
+    first = parse_sse("".join(world.handle(body, legacy.headers()).stream or []))
+    (record,) = world.store.records.values()
+    world.settle()
+    asking = world.store.records[record.task_id]
+    assert asking.status is TaskStatus.INPUT_REQUIRED
+    assert _cancel(legacy, 14) == 202
+    assert world.store.records[record.task_id].status is TaskStatus.CANCELLED
+    read = world.store.get
+
+    def lagging(task_id: str, *, consistent: bool = True) -> Any:
+        return asking if not consistent and task_id == record.task_id else read(task_id, consistent=consistent)
+
+    world.store.get = lagging  # type: ignore[method-assign]
+    resumed = parse_sse(legacy.resume(first[-1]["id"]).text)
+    assert _messages(resumed, "elicitation/create") == []
+    assert world.store.records[record.task_id].input_responses == {}
+
+
 def test_a_cancel_that_arrives_before_the_call_means_nothing_runs(legacy: Legacy, world: World) -> None:
     assert _cancel(legacy, 12) == 202
     resp = _call(legacy, "long_job", {"minutes": 0.5}, 12)
