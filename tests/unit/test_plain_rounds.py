@@ -147,7 +147,7 @@ def test_a_long_structured_call_behind_a_buffering_front_goes_on_round_by_round(
 
     world.memory.on_wait = world.settle
     done = plain(world, "long_report", arguments, 2, state=first.result["requestState"])
-    assert done.result["structuredContent"] == {"run": "r", "seconds": 120.0, "ticks": 480}
+    assert done.result["structuredContent"] == {"run": "r", "seconds": 120.0, "ticks": 480, "went_on": False}
     assert done.progress[-1] == 480
 
 
