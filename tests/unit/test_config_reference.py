@@ -42,8 +42,8 @@ def test_every_parameter_and_setting_has_its_row() -> None:
     template = script.load_template()
     for name in template["Parameters"]:
         assert f"| `{name}` |" in page
-    for path, _, _ in script._fields(Settings):
-        assert f"| `{script.env_name(path)}` |" in page
+    for path, field, _ in script._fields(Settings):
+        assert f"| `{script.env_name(path, field)}` |" in page
     assert "| `AuthMode` | String: `USER,CLIENT,IAM`" in page
     assert "| `POLL_INTERVAL_MS` | int, > 0 | 1000 | `PollIntervalMs` |" in page
 

@@ -120,18 +120,18 @@ def test_signed_in_people_reach_the_streaming_endpoint_with_its_own_tokens() -> 
     for public in ("", "https://mcp.example.com"):
         settings = _deployed_settings({"StreamingApi": "true", "PublicUrl": public})
         api, stream = settings["ApiFunction"], settings["StreamFunction"]
-        assert api.auth_mode == stream.auth_mode == {"USER", "CLIENT", "IAM"}
+        assert api.sign_in.auth_mode == stream.sign_in.auth_mode == {"USER", "CLIENT", "IAM"}
         home = public or "https://McpApi.execute-api.us-east-1.amazonaws.com"
         streaming = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
         # The authorization server (on the HTTP API) issues tokens for either endpoint's /mcp …
-        assert api.sign_in_resources == (f"{home}/mcp", f"{streaming}/mcp")
-        assert not api.is_streaming_endpoint and api.resource_url == f"{home}/mcp"
+        assert api.sign_in.sign_in_resources == (f"{home}/mcp", f"{streaming}/mcp")
+        assert not api.sign_in.is_streaming_endpoint and api.sign_in.resource_url == f"{home}/mcp"
         # … and the streaming endpoint takes its own, naming the same issuer.
-        assert stream.is_streaming_endpoint and stream.resource_url == f"{streaming}/mcp"
-        assert stream.issuer_url == api.issuer_url == home
+        assert stream.sign_in.is_streaming_endpoint and stream.sign_in.resource_url == f"{streaming}/mcp"
+        assert stream.sign_in.issuer_url == api.sign_in.issuer_url == home
     # Without StreamingApi the HTTP API's /mcp is the only resource, as before.
     alone = _deployed_settings({})["ApiFunction"]
-    assert alone.sign_in_resources == ("https://McpApi.execute-api.us-east-1.amazonaws.com/mcp",)
+    assert alone.sign_in.sign_in_resources == ("https://McpApi.execute-api.us-east-1.amazonaws.com/mcp",)
 
 
 def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_stage() -> None:
@@ -147,7 +147,7 @@ def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_
     def no_store() -> Any:
         raise AssertionError("nothing is stored to describe the resource")
 
-    sign_in = build_sign_in(stream, SignInPorts(store=no_store, signing_keys=ephemeral_source()))
+    sign_in = build_sign_in(stream.sign_in, SignInPorts(store=no_store, signing_keys=ephemeral_source()))
     assert sign_in is not None and sign_in.resource is not None
     output = evaluator.value(translated["Outputs"]["StreamingProtectedResourceMetadataUrl"]["Value"])
     stage = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
@@ -175,7 +175,7 @@ def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> Non
 
 def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() -> None:
     resources = _resources()
-    fields = {name.upper() for name in Settings.model_fields}
+    fields = {name.upper() for name in Settings.variables()}
     for function in ("ApiFunction", "StreamFunction"):
         env = _env(resources, function)
         passed = {k for k in env if k.startswith(("CALL_", "INLINE_", "HANG_", "FRONT_"))}

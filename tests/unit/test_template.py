@@ -413,9 +413,9 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     from taskgate.config import Settings
 
     sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
-    assert sign_in <= {f.upper() for f in Settings.model_fields}
+    assert sign_in <= {f.upper() for f in Settings.variables()}
     # Tuning knobs (token lifetimes, registration rates) keep their defaults; the rest is set.
-    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))} - {
+    assert sign_in == {f.upper() for f in Settings.variables() if f.startswith(("auth_", "oauth_"))} - {
         "OAUTH_RESOURCE",
         "OAUTH_ACCESS_TOKEN_TTL_SECONDS",
         "OAUTH_REFRESH_TOKEN_TTL_DAYS",
@@ -450,7 +450,9 @@ def test_the_template_reads_auth_mode_as_the_function_does() -> None:
     base = {"TASK_TABLE": "t", "PUBLIC_URL": "https://x.example", "OAUTH_ISSUER": "https://i.example"}
     for mode in allowed:
         conditions = _conditions({**_deployed_parameters("default"), "AuthMode": mode, "JwtIssuer": ""})
-        members = Settings.from_env({**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}).auth_mode
+        members = Settings.from_env(
+            {**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}
+        ).sign_in.auth_mode
         assert conditions["HasUser"] == ("USER" in members), mode
         assert conditions["HasClient"] == ("CLIENT" in members), mode
         assert conditions["IamOnly"] == (members == {"IAM"}), mode

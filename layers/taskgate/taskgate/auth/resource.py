@@ -9,7 +9,7 @@
   401 with ``Bearer resource_metadata="…", scope="…"``; a bad one: 401 ``invalid_token``; one
   without the required scopes: 403 ``insufficient_scope``. A good token's claims go where API
   Gateway's JWT authorizer puts them (``requestContext.authorizer.jwt.claims`` of the
-  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/identity.py), the
+  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/wire/identity.py), the
   issuer being the one that signed the person in (tokens.AccessToken.owner_claims). On
   ``/iam/mcp`` (AuthMode IAM beside tokens) the caller is the IAM principal API Gateway names.
 

@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
-from ..jobs.vocabulary import CallbackSlot, JobKind, JobRequest
+from ..jobs.kinds import KINDS
+from ..jobs.vocabulary import CallbackSlot, JobRequest, JobSpec
 from ..text import cut
 from ..tools.context import (
     CheckpointTooLarge,
@@ -35,7 +36,6 @@ from ..tools.context import (
     ToolError,
 )
 from ..tools.input import ClientCapabilities
-from ..tools.jobs import JobSpec
 from ..tools.peer import Peer, at_least
 from ..tools.registry import Tool, ToolRegistry
 from . import callbacks, history
@@ -277,7 +277,7 @@ class _StoreControl:
         seconds = -(-(deadline - now) // 1000)
         slot: CallbackSlot | None = None
         url = ""
-        if spec.kind is JobKind.CALLBACK:
+        if KINDS[spec.kind].callback:
             if spec.send is None:
                 raise ToolError(
                     "A Callback needs send(url): the URL is shown once, to the system that calls it."
