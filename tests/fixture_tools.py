@@ -399,3 +399,44 @@ def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
     # Paginated in moto's parser backend: (executions, next token).
     runs = found[0] if isinstance(found, tuple) else found
     return {"runs": [{"name": r.name, "status": r.status} for r in runs]}
+
+
+# -- the local server's Lambda mode (tests/e2e/test_lambda_mode.py) --------------------------
+
+
+class BeatInput(BaseModel):
+    seconds: float = Field(default=5, ge=0, le=120, description="How long to beat")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+
+
+def _beat(run: str, seconds: float) -> None:
+    """Keep ``run``'s state, a beat every 0.05 s, for ``seconds`` of its own working time:
+    from outside, whether and when this work ran."""
+    import time
+
+    started, beats, worked = time.time(), 0, 0.0
+    while worked < seconds:
+        beats += 1
+        _keep_run_state(run, state="running", beats=beats, started=started)
+        time.sleep(0.05)
+        worked += 0.05
+    _keep_run_state(run, state="completed", beats=beats, started=started)
+
+
+@tool(
+    description="Answer at once, leaving a thread that works on (the work Lambda freezes).",
+    task_support="forbidden",
+)
+def leave_running(args: BeatInput, ctx: ToolContext) -> str:
+    import threading
+
+    threading.Thread(
+        target=_beat, args=(args.run, args.seconds), name=f"beat-{args.run}", daemon=True
+    ).start()
+    return "answered; a thread works on"
+
+
+@tool(description="Work inside the request for a number of seconds, beating.", task_support="forbidden")
+def inline_work(args: BeatInput, ctx: ToolContext) -> str:
+    _beat(args.run, args.seconds)
+    return f"inline_work {args.run} finished after {args.seconds:g} seconds"
