@@ -440,3 +440,31 @@ def leave_running(args: BeatInput, ctx: ToolContext) -> str:
 def inline_work(args: BeatInput, ctx: ToolContext) -> str:
     _beat(args.run, args.seconds)
     return f"inline_work {args.run} finished after {args.seconds:g} seconds"
+
+
+# -- progress that only goes forward (issue 27 item 4) -----------------------------------------
+
+
+class HalfWayInput(BaseModel):
+    steps: int = Field(default=18, ge=2, le=200, description="How many steps")
+    pause: float = Field(default=0.0, ge=0, le=10, description="Seconds each step takes")
+
+
+@tool(
+    description="Report each step, and ask half way without a checkpoint (a question runs it again from the top)."
+)
+def half_way_question(args: HalfWayInput, ctx: ToolContext) -> str:
+    import time
+
+    from taskgate.tools import Elicit
+
+    for step in range(1, args.steps + 1):
+        ctx.progress(f"step {step} of {args.steps}", progress=step, total=args.steps)
+        if step == args.steps // 2:
+            answer = ctx.ask(
+                "go_on", Elicit(message="Half way: carry on?", properties={"ok": {"type": "boolean"}})
+            )
+            if not answer.accepted:
+                return "stopped half way"
+        time.sleep(args.pause)
+    return f"done after {args.steps} steps"
