@@ -12,72 +12,27 @@ scaled down to 6 s (the front's cut at 7 s, as API Gateway's 30 s is above ApiFu
 
 from __future__ import annotations
 
-import json
-import pathlib
 import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
-from taskgate_cli.protocol import envelope, headers_2026, meta_2026
 
-from tests.apigw_front import Front, running_front
-from tests.e2e.local_server import running_server
+from tests.e2e.lambda_stack import LambdaStack, lambda_stack
 
 pytestmark = pytest.mark.slow
 
-TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
 FUNCTION_TIMEOUT = 6.0
 
 
-@dataclass
-class Stack:
-    server: str  # the local server's base URL
-    front: Front
-    front_url: str  # the front's /mcp
-    runs: pathlib.Path
-
-    def report(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.server}/_lambda", timeout=10) as resp:
-            return json.loads(resp.read())  # type: ignore[no-any-return]
-
-    def run_state(self, run: str) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.runs / f"{run}.json").read_text())  # type: ignore[no-any-return]
-        except (OSError, ValueError):
-            return None
-
-    def call(self, tool: str, arguments: dict[str, Any]) -> tuple[int, Any, float]:
-        """A plain 2026-07-28 call through the front: (HTTP status, the body, seconds)."""
-        params = {"name": tool, "arguments": arguments}
-        body = envelope("tools/call", params, 1, meta_2026(tasks=False))
-        began = time.monotonic()
-        response = httpx.post(
-            self.front_url, json=body, headers=headers_2026("tools/call", params), timeout=60
-        )
-        return response.status_code, response.json(), time.monotonic() - began
-
-
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LambdaStack]:
+    # This module leaves threads running on purpose: it checks the report itself.
     work = tmp_path_factory.mktemp("lambda-mode")
-    runs = work / "runs"
-    runs.mkdir()
-    with (
-        running_server(
-            work / "server.log",
-            TASKGATE_LAMBDA="1",
-            FRONT_TIMEOUT_SECONDS=f"{FUNCTION_TIMEOUT:g}",
-            CALL_PIECE_SECONDS="2",
-            TOOL_MODULES=TOOL_MODULES,
-            TASKGATE_TEST_RUNS_DIR=str(runs),
-        ) as url,
-        running_front(url.removesuffix("/mcp"), timeout_seconds=FUNCTION_TIMEOUT + 1) as [front],
-    ):
-        yield Stack(url.removesuffix("/mcp"), front.front, f"{front.url}/mcp", runs)
+    with lambda_stack(
+        work, function_timeout=FUNCTION_TIMEOUT, check_left_running=False, CALL_PIECE_SECONDS="2"
+    ) as stack:
+        yield stack
 
 
 def _text(message: Any) -> str:
@@ -85,18 +40,18 @@ def _text(message: Any) -> str:
     return "".join(block.get("text", "") for block in content)
 
 
-def test_threads_that_end_before_the_answer_are_not_reported(stack: Stack) -> None:
-    status, message, _ = stack.call("greet", {"name": "Lambda"})
+def test_threads_that_end_before_the_answer_are_not_reported(stack: LambdaStack) -> None:
+    status, message, _ = stack.call_2026("greet", {"name": "Lambda"})
     assert status == 200 and _text(message) == "Hello, Lambda!"
     # An async def tool runs on a loop of its own in a pool thread, joined before the answer.
     arguments = {"service": "checkout", "waves": 2, "confirm": False}
-    status, message, _ = stack.call("async_rollout", arguments)
+    status, message, _ = stack.call_2026("async_rollout", arguments)
     assert status == 200 and _text(message) == "checkout rolled out in 2 waves", message
     assert stack.report()["left_running"] == []
 
 
-def test_a_thread_left_running_is_frozen_until_the_next_invocation_and_reported(stack: Stack) -> None:
-    status, message, _ = stack.call("leave_running", {"run": "left", "seconds": 30})
+def test_a_thread_left_running_is_frozen_until_the_next_invocation_and_reported(stack: LambdaStack) -> None:
+    status, message, _ = stack.call_2026("leave_running", {"run": "left", "seconds": 30})
     assert status == 200 and _text(message) == "answered; a thread works on"
     at_answer = stack.run_state("left")
     time.sleep(1.5)
@@ -109,7 +64,7 @@ def test_a_thread_left_running_is_frozen_until_the_next_invocation_and_reported(
     assert any("_beat" in line for line in left[0]["stack"]), left[0]
     # The environment's next invocation thaws it: it beats while that one runs (1 s), and
     # is frozen again after it.
-    status, message, _ = stack.call("inline_work", {"run": "thaw", "seconds": 1})
+    status, message, _ = stack.call_2026("inline_work", {"run": "thaw", "seconds": 1})
     assert status == 200, message
     after_next = stack.run_state("left")
     assert after_next is not None and after_next["beats"] > at_answer["beats"], (at_answer, after_next)
@@ -117,9 +72,9 @@ def test_a_thread_left_running_is_frozen_until_the_next_invocation_and_reported(
     assert stack.run_state("left") == after_next
 
 
-def test_the_functions_timeout_cuts_the_request_and_stops_its_work(stack: Stack) -> None:
+def test_the_functions_timeout_cuts_the_request_and_stops_its_work(stack: LambdaStack) -> None:
     before = stack.report()
-    status, message, took = stack.call("inline_work", {"run": "cut", "seconds": 9})
+    status, message, took = stack.call_2026("inline_work", {"run": "cut", "seconds": 9})
     # API Gateway's answer for a failed invocation (Lambda's timeout), not its own 30 s cut.
     assert status == 500 and message == {"message": "Internal Server Error"}, (status, message)
     assert FUNCTION_TIMEOUT - 0.5 <= took < FUNCTION_TIMEOUT + 1, took
@@ -133,6 +88,6 @@ def test_the_functions_timeout_cuts_the_request_and_stops_its_work(stack: Stack)
     report = stack.report()
     assert report["timeouts"] == before["timeouts"] + 1
     # The next request is served by a fresh environment (a cold start).
-    status, message, _ = stack.call("greet", {"name": "again"})
+    status, message, _ = stack.call_2026("greet", {"name": "again"})
     assert status == 200 and _text(message) == "Hello, again!"
     assert stack.report()["cold_starts"] == report["cold_starts"] + 1
