@@ -24,6 +24,7 @@ from .root import Ports, Taskgate
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
+    from .domain.durations import DurationStore
     from .domain.sessions import SessionStore
     from .jobs.vocabulary import Jobs
 
@@ -38,6 +39,11 @@ def aws_ports(settings: Settings) -> Ports:
         from .adapters.dynamodb_sessions import DynamoDBSessionStore  # the 2025 era's: built with it
 
         return DynamoDBSessionStore(dynamodb, settings.task_table, ports.clock)
+
+    def durations() -> DurationStore:
+        from .adapters.dynamodb_durations import DynamoDBDurationStore  # with the first plain call
+
+        return DynamoDBDurationStore(dynamodb, settings.task_table, ports.clock)
 
     def request_state_keys() -> Sequence[bytes]:
         """The stack's secret, read once (by the first plain call that needs it); without
@@ -85,6 +91,7 @@ def aws_ports(settings: Settings) -> Ports:
             settings.previous_state_machine_arns,
         ),
         sessions=sessions,
+        durations=durations,
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,
         request_state_keys=request_state_keys,
         jobs=jobs,

@@ -37,8 +37,9 @@ from ..tools.context import (
 from ..tools.input import ClientCapabilities
 from ..tools.jobs import JobSpec
 from ..tools.peer import Peer, at_least
-from ..tools.registry import ToolRegistry
+from ..tools.registry import Tool, ToolRegistry
 from . import callbacks, history
+from .durations import ToolDurations
 from .ending import HUNG_UP, TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, json_size, map_size, row_size
@@ -334,8 +335,12 @@ class Worker:
         yield_margin_ms: int,
         history_budget: int = history.HISTORY_BUDGET,
         callback_base_url: str = "",
+        durations: ToolDurations | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._callback_base_url = callback_base_url
+        self._durations = durations
+        self._monotonic = monotonic
         self._store = store
         self._limits = limits
         self._tools = tools
@@ -356,11 +361,17 @@ class Worker:
         not recorded: the state machine retries the step with backoff and jitter, and
         fails the task only when that runs out."""
         contexts: list[ToolContext] = []
+        ran: list[tuple[Tool, float]] = []
         try:
-            return self._run_step(task_id, remaining_ms, retries, contexts)
+            outcome = self._run_step(task_id, remaining_ms, retries, contexts, ran)
         finally:
             for ctx in contexts:
                 ctx.close()  # the step's scratch directory goes with it, however it ended
+        if ran and outcome is not _NOTHING and self._durations is not None:
+            # How long the body ran, learned for the tool's plain calls (domain/durations.py);
+            # a step cut short by a cancel says nothing of how long the tool runs.
+            self._durations.note(*ran[0])
+        return outcome
 
     def _run_step(
         self,
@@ -368,6 +379,7 @@ class Worker:
         remaining_ms: Callable[[], int] | None,
         retries: int,
         contexts: list[ToolContext],
+        ran: list[tuple[Tool, float]],
     ) -> StepOutcome:
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
@@ -402,6 +414,7 @@ class Worker:
             job_outcomes=record.job_outcomes,
         )
         contexts.append(ctx)
+        started = self._monotonic()
         try:
             try:
                 result = tool.run(record.arguments, ctx)
@@ -409,6 +422,7 @@ class Worker:
                 # Before the outcome is written: a client that sees the task end (or park)
                 # finds nothing of this step left on the machine.
                 ctx.close()
+                ran.append((tool, self._monotonic() - started))
         except InputNeeded as need:
             if not control.flush():
                 return _NOTHING  # cancelled while the tool ran: never park

@@ -624,6 +624,8 @@ class MemorySessionStore:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
         self.calls: dict[str, CallClaim] = {}
+        # The places owners' long-lived requests hold (domain/holds.py): key -> (holder, lease end).
+        self.places: dict[str, tuple[str, int]] = {}
         self._calls_lock = threading.Lock()
         # What an eventually consistent read returns for a stream, when a test makes it lag.
         self.lagging: dict[str, StreamState] = {}
@@ -677,11 +679,11 @@ class MemorySessionStore:
         self.streams[after.stream_id] = after
         return True
 
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
         with self._calls_lock:
             if key in self.calls:
                 return self.calls[key]
-            self.calls[key] = CallClaim(task_id)
+            self.calls[key] = CallClaim(task_id, digest=digest)
             return None
 
     def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
@@ -692,6 +694,19 @@ class MemorySessionStore:
 
     def find_call(self, key: str) -> CallClaim | None:
         return self.calls.get(key)
+
+    def take_place(self, key: str, holder: str, *, until_ms: int, now_ms: int) -> bool:
+        with self._calls_lock:
+            found = self.places.get(key)
+            if found is not None and found[1] > now_ms and found[0] != holder:
+                return False
+            self.places[key] = (holder, until_ms)
+            return True
+
+    def leave_place(self, key: str, holder: str) -> None:
+        with self._calls_lock:
+            if self.places.get(key, ("", 0))[0] == holder:
+                del self.places[key]
 
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))
@@ -720,6 +735,28 @@ class MemorySessionStore:
             return False
         mine[uri] = now
         return True
+
+
+class MemoryDurationStore:
+    """``DurationStore`` (domain/durations.py) over a dict: the longest step noted per key."""
+
+    def __init__(self) -> None:
+        self.longest: dict[str, int] = {}
+        self.reads = 0
+        self.writes = 0
+        self._lock = threading.Lock()
+
+    def longest_step_ms(self, key: str) -> int | None:
+        self.reads += 1
+        return self.longest.get(key)
+
+    def raise_longest_step(self, key: str, ms: int, now_ms: int, expires_at_ms: int) -> bool:
+        with self._lock:
+            self.writes += 1
+            if self.longest.get(key, 0) >= ms:
+                return False
+            self.longest[key] = ms
+            return True
 
 
 class FakeClock:
@@ -869,6 +906,7 @@ class Memory:
     store: MemoryTaskStore = field(default_factory=MemoryTaskStore)
     workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
+    durations: MemoryDurationStore = field(default_factory=MemoryDurationStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
     jobs: MemoryJobs = field(default_factory=MemoryJobs)
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
@@ -961,6 +999,7 @@ class Memory:
             store=lambda: self.store,
             workflow=lambda: self.workflow,
             sessions=lambda: self.sessions,
+            durations=lambda: self.durations,
             blobs=(lambda: self.blobs) if with_bucket else (lambda: None),
             request_state_keys=keys,
             clock=self.clock,

@@ -3,7 +3,9 @@ envelope (headers, ``_meta``, the session), so the flow (``flow.py``) decides fr
 caller can do, never from which era it speaks.
 
 - ``wait_seconds``: how long it waits for a plain call (its ``Taskgate-Wait-Seconds``, or the
-  deployment's default);
+  deployment's default for a caller like it, policy.py), and ``answer_wait_seconds``: for one
+  response that does not move meanwhile; ``budget_seconds``: how long one request of it may
+  wait for such a response (that, within the front's cut);
 - ``front``: what stands between it and this server (streams or buffers, and its cut);
 - ``accepts_sse``: it takes an SSE response to this request;
 - ``resumable``: its streams can be resumed (event ids, GET with ``Last-Event-ID``), so a
@@ -34,6 +36,15 @@ class Caller:
     answers_inline: bool = False
     capabilities: ClientCapabilities = field(default_factory=lambda: ClientCapabilities({}))
     tasks: bool = False
+    # None: as ``wait_seconds``.
+    answer_wait_seconds: float | None = None
+
+    @property
+    def budget_seconds(self) -> float:
+        """How long one request of this caller may wait (on a hidden task's row, a handle's
+        task): what the caller waits, and never past the front's cut."""
+        wait = self.wait_seconds if self.answer_wait_seconds is None else self.answer_wait_seconds
+        return min(wait, self.front.answer_seconds)
 
     @property
     def kept_capabilities(self) -> dict[str, Any] | None:
@@ -54,10 +65,18 @@ def caller_of(
 ) -> Caller:
     """The caller of ``call``: how long it waits and whether it takes SSE, read from its
     headers; the front, from the deployment's settings; the rest, as its era read them."""
+    accepts_sse = sse.accepts(call.headers)
+    said = call.headers.get(WAIT_HEADER)
+    # A caller that said nothing: a 2025-11-25 host (resumable), or one whose answer streams
+    # while it waits, is taken to wait as such hosts do; any other, for one response within
+    # the shortest request timeout among hosts (policy.py).
+    streamed = accepts_sse and (resumable or policy.front.streams)
+    unsaid = policy.wait_seconds if resumable else policy.answer_wait_seconds
     return Caller(
-        wait_seconds=policy.client_wait(call.headers.get(WAIT_HEADER)),
+        wait_seconds=policy.client_wait(said, unsaid=policy.wait_seconds if streamed else unsaid),
+        answer_wait_seconds=policy.client_wait(said, unsaid=unsaid),
         front=policy.front,
-        accepts_sse=sse.accepts(call.headers),
+        accepts_sse=accepts_sse,
         resumable=resumable,
         answers_inline=answers_inline,
         capabilities=capabilities,

@@ -4,28 +4,31 @@
 can do (``Caller``, caller.py) and returns one outcome:
 
 - ``Created``: a task the caller drives (it asked for one, or declared tasks);
-- ``Answered``: the tool ran inside the request (or a handle tool answered);
+- ``Answered``: the tool ran inside the request, or its hidden task ended while the request
+  waited on it (or a handle tool answered);
 - ``Asks``: questions for a caller that answers them in a round of its own call;
 - ``Held``: a hidden task whose progress and result stream on a response the front holds;
 - ``Streamed``: a hidden task answered on the call's own resumable stream, in pieces;
 - ``HandedOver``: a hidden task handed to the model as a task handle;
 - ``Refused``: why this caller cannot be served so, for its era to word.
 
-Which plain calls run inline, stream, are held, handed over or refused is ``plan.py``'s
-``Plan``; this module is the one place that acts on it. Each era only reads the envelope,
-calls the flow, and shapes the outcome into its answer.
+Which plain calls run inline, are waited on, stream, are held, handed over or refused is
+``plan.py``'s ``Plan``; this module is the one place that acts on it. Each era only reads
+the envelope, calls the flow, and shapes the outcome into its answer.
 """
 
 from __future__ import annotations
 
 import enum
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...codes import INVALID_PARAMS
-from ...domain.calls import STATELESS_RETRY_MS, Started, call_key, stateless_call_key
-from ...domain.model import NewTask, TaskRecord
-from ...tools.context import NeedsTask
+from ...codes import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMED_OUT
+from ...domain.calls import STATELESS_RETRY_MS, Started, call_digest, call_key, stateless_call_key
+from ...domain.model import NewTask, TaskRecord, TaskStatus
+from ...tools.context import NeedsTask, ToolContext
 from ...tools.peer import Peer
 from ..wire.errors import RpcError
 from ..wire.exchange import Call
@@ -33,9 +36,9 @@ from ..wire.headers import check_param_headers
 from ..wire.request_state import Carried
 from .caller import Caller
 from .handle_tools import HandleTools, handed, handles_listed
-from .plan import Decision, Plan, decide, decide_job, refusal
-from .runs import ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
-from .services import Services
+from .plan import AS_A_TASK, Decision, Plan, decide, decide_job, refusal
+from .runs import Overran, ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
+from .services import Services, fetched
 
 
 @dataclass(frozen=True)
@@ -153,8 +156,11 @@ class ToolCallFlow:
 
     def call(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
         if HandleTools.owns(invocation.name) and handles_listed(self._s):
+            handles = HandleTools(self._s.tasks, self._s.row_wait)
             return Answered(
-                HandleTools(self._s.tasks).call(call.owner, invocation.name, invocation.arguments)
+                handles.call(
+                    call.owner, invocation.name, invocation.arguments, wait_seconds=caller.budget_seconds
+                )
             )
         request = resolve_tool(self._s, invocation.name, invocation.arguments)
         tool = request.tool
@@ -192,10 +198,10 @@ class ToolCallFlow:
     def _plain(self, turn: _Turn) -> Outcome:
         """A call that runs plainly: the one place a ``Plan`` is acted on."""
         policy, request, caller = self._s.policy, turn.request, turn.caller
-        decision = decide(policy, request, caller)
+        decision = decide(policy, request, caller, lambda: self._s.durations.known_seconds(request.tool))
         if decision.plan is Plan.INLINE:
             try:
-                return self._inline(turn)
+                return self._inline(turn, decision)
             except NeedsTask:
                 # It handed a job off: only a (hidden) task can wait for one (the tool runs
                 # again from the top there, as after a question).
@@ -207,14 +213,14 @@ class ToolCallFlow:
             return inherited
         return self._hidden(turn, inherited, decision)
 
-    def _inline(self, turn: _Turn) -> Outcome:
+    def _inline(self, turn: _Turn, decision: Decision) -> Outcome:
         """The tool run inside this request, with the answers of every round so far. A
         question goes back to a caller that answers inline (with a sealed ``requestState``
         when there is something to carry: answers given, a ``ctx.checkpoint`` state), or
         onto the call's own stream as a hidden task (it runs again from the top there)."""
         call, request, caller = turn.call, turn.request, turn.caller
-        ctx = inline_context(call, answers=turn.answers, state=turn.carried.state, peer=turn.peer)
-        result = run_inline(request, ctx, self._s.inline)
+        ctx, stop = inline_context(call, answers=turn.answers, state=turn.carried.state, peer=turn.peer)
+        result = self._run_inline(turn, ctx, stop, decision)
         if result.get("resultType") != "input_required":
             return Answered(result, stream_closed=ctx.stream_closed)
         if caller.answers_inline:
@@ -230,6 +236,26 @@ class ToolCallFlow:
                 Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
             )
         return self._hidden(turn, {}, Decision(Plan.STREAM))
+
+    def _run_inline(
+        self, turn: _Turn, ctx: ToolContext, stop: Callable[[], None], decision: Decision
+    ) -> dict[str, Any]:
+        """Run the tool here, answering before the front's cut: a run that overran is
+        stopped and its caller told so (never run again as a task: that would run it
+        twice); the tool is possibly long from then on, as is one that ran long but finished."""
+        request, policy = turn.request, self._s.policy
+        learns = request.tool.task_support != "forbidden"
+        started = time.monotonic()
+        try:
+            result = run_inline(request, ctx, self._s.inline, deadline=decision.deadline, stop=stop)
+        except Overran as overran:
+            if learns:
+                self._s.durations.note(request.tool, overran.seconds)
+            raise RpcError(REQUEST_TIMED_OUT, *_overran(request.name, overran.seconds, learns)) from overran
+        ran = time.monotonic() - started
+        if learns and ran > policy.inline_max_seconds:
+            self._s.durations.note(request.tool, ran)
+        return result
 
     def _prepared(self, turn: _Turn) -> Asks | dict[str, Any]:
         """The tool's ``prepare`` questions for a caller that answers inline, or the answers a
@@ -252,6 +278,8 @@ class ToolCallFlow:
             # A resumable stream keeps the request id for its replays: checked before the task
             # exists, so a stream that cannot be kept never orphans one.
             self._s.tasks.limits.check_stored_id("The request id", call.request.id)
+        # Streams and held calls tell the task its caller is still there; a request that
+        # waits on the row is the caller, and what it hands over is the model's to drive.
         new = NewTask(
             owner=call.owner,
             tool=request.name,
@@ -269,9 +297,43 @@ class ToolCallFlow:
         hand_over_at_ms = record.created_at_ms + after if after is not None else None
         if plan is Plan.HANDLE:
             return HandedOver(record, decision.expected)
+        if plan is Plan.WAIT:
+            waited = self._s.row_wait.wait(
+                call.owner, record, decision.wait, news_to=call.emit, log_level=turn.invocation.log_level
+            )
+            return self._after_wait(turn, waited, decision)
         if plan is Plan.HOLD:
             return Held(record, hand_over_at_ms, decision.expected)
         return Streamed(record, started.again, hand_over_at_ms)
+
+    def _after_wait(self, turn: _Turn, record: TaskRecord, decision: Decision) -> Outcome:
+        """The call's answer from its hidden task's row as the wait left it: the result of a
+        task that ended; the questions of one that asks; a handle (or, with handles off, a
+        refusal) for one still working when its caller's wait was up."""
+        call, request = turn.call, turn.request
+        if record.status.terminal:
+            return Answered(_as_answer(fetched(self._s, call, record)))
+        if record.status is TaskStatus.INPUT_REQUIRED:
+            # Until the questions of a hidden task reach a caller that answers inline in
+            # rounds of its call (issue 28), the task ends here and the caller is asked as
+            # an inline run would ask: the asking step is known by now, so the round with
+            # the answers runs inline (or, for one that cannot answer, is refused).
+            self._s.tasks.cancel(call.owner, record.task_id)
+            if turn.caller.answers_inline:
+                return Asks(record.input_requests)
+            return Refused(
+                Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
+            )
+        if decision.handles:
+            return HandedOver(record, decision.expected)
+        self._s.tasks.cancel(call.owner, record.task_id)
+        front = turn.caller.front
+        return Refused(
+            Refusal.CANNOT_WAIT,
+            request.name,
+            f"Tool {request.name} did not finish within {decision.wait:.0f} s, as long as this call can be "
+            f"waited on here (the front cuts at {front.cut_seconds:.0f} s), and was stopped. {AS_A_TASK}",
+        )
 
     def _start_hidden(self, turn: _Turn, new: NewTask) -> Started:
         call, request = turn.call, turn.request
@@ -286,7 +348,8 @@ class ToolCallFlow:
         def create(task_id: str) -> TaskRecord:
             return self._create(call, replace(new, task_id=task_id))
 
-        return self._s.plain_calls.start(call.owner, key, create, remember_ms=remember_ms)
+        digest = call_digest(request.name, request.arguments)
+        return self._s.plain_calls.start(call.owner, key, create, digest=digest, remember_ms=remember_ms)
 
     def _created(
         self, call: Call, request: ToolRequest, ask: TaskAsk, inherited: dict[str, Any], caller: Caller
@@ -310,3 +373,33 @@ class ToolCallFlow:
         record = self._s.tasks.create(new)
         self._s.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": new.tool})
         return record
+
+
+def _as_answer(record: TaskRecord) -> dict[str, Any]:
+    """A finished hidden task's result, as the plain call would have answered had the tool
+    run inline: its CallToolResult, or the error it failed with."""
+    if record.status is TaskStatus.COMPLETED and record.result is not None:
+        return record.result
+    if record.status is TaskStatus.CANCELLED:
+        raise RpcError(INTERNAL_ERROR, "The call was cancelled")
+    error = record.error or {}
+    raise RpcError(
+        int(error.get("code", INTERNAL_ERROR)),
+        str(error.get("message", "The call failed")),
+        error.get("data"),
+    )
+
+
+def _overran(tool: str, seconds: float, learns: bool) -> tuple[str, dict[str, Any]]:
+    """What a caller whose inline run overran is told: what happened and what happens next."""
+    if learns:
+        then = "From its next call on it runs in the background, where it can take as long as it needs: call it again."
+        after = "its next call runs as a background task"
+    else:
+        then = "It cannot run in the background (task_support is forbidden): call it with arguments that take less time."
+        after = "nothing: the tool runs only inside a request"
+    text = (
+        f"Tool {tool} ran for {seconds:.0f} s, longer than a call may run inside this request before "
+        f"the endpoint's front cuts it, and was stopped; nothing of this call runs on. {then}"
+    )
+    return text, {"tool": tool, "ranSeconds": round(seconds, 1), "next": after}

@@ -48,6 +48,7 @@ from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
 from ..calls.slots import InlineSlots
+from ..calls.waiting import FIRST_READ_SECONDS
 from ..wire.task_events import Cursor, news
 from . import wire as w
 
@@ -177,7 +178,7 @@ class ResultStreams:
     ) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
         yield self._priming(state.stream_id, 0, Cursor(), record.poll_interval_ms)
-        yield from self._live(state, record, notices, Cursor(), log_level)
+        yield from self._live(state, record, notices, Cursor(), log_level, opening=True)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -331,11 +332,16 @@ class ResultStreams:
         notices: Notices | None,
         cursor: Cursor,
         log_level: str | None,
+        *,
+        opening: bool = False,
     ) -> Iterator[str]:
         # Notifications are sent live and never logged: their ids carry the cursor, so a
         # reconnect resumes after the last logged event and sends only newer ones; the
         # stream item is written only for what must not be lost (questions, the response).
         seen = _Seen(cursor=cursor)
+        # A plain call's first piece reads often at first (a tool not yet known to be quick
+        # runs here too, and its answer should not wait a pollInterval), then at the pollInterval.
+        pause = FIRST_READ_SECONDS if opening and state.hides_task else None
         deadline = self._monotonic() + (self._call_piece if state.hides_task else self._budget)
         read = first
         while True:
@@ -356,6 +362,8 @@ class ResultStreams:
                 yield from self._deliver(state, due, seen.cursor)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
+            if pause is not None:
+                poll, pause = min(pause, poll), min(pause * 2, poll)
             if self._monotonic() + poll > deadline:
                 # Nothing due within this stream's budget: the client reconnects
                 # after ``retry`` (the task's pollInterval) and this instance is free.
