@@ -260,7 +260,6 @@ def test_the_highest_progress_sent_is_raised_by_a_conditional_write(pieces: None
     assert len(_tasks(aws)) == 1  # the claim on a missing task created no row
 
 
-
 def test_an_owners_places_are_leases_in_the_table(pieces: None, aws: EmbeddedAws) -> None:
     """Red team L2: the places held calls take (domain/holds.py) are conditional writes on
     DynamoDB: one holder a place, a renewal by its own holder, free once the lease runs out
