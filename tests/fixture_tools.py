@@ -264,6 +264,16 @@ def _keep_run_state(run: str, **state: Any) -> None:
     expected_seconds=lambda args: args.seconds,
 )
 def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    return _work("long_work", args, ctx)
+
+
+@tool(description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled.")
+def undeclared_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """``long_work`` written as the README's first tool is: it declares nothing (issue 27)."""
+    return _work("undeclared_work", args, ctx)
+
+
+def _work(name: str, args: LongWorkInput, ctx: ToolContext) -> str:
     import time
 
     from taskgate.tools.context import TaskCancelled
@@ -285,7 +295,7 @@ def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
         _keep_run_state(args.run, state=f"ended: {type(exc).__name__}", beats=tick, **state)
         raise
     _keep_run_state(args.run, state="completed", beats=ticks, **state)
-    return f"long_work {args.run} finished after {args.seconds:g} seconds"
+    return f"{name} {args.run} finished after {args.seconds:g} seconds"
 
 
 # -- jobs handed off (taskgate.tools.jobs) ---------------------------------------------

@@ -39,7 +39,17 @@ SCENARIOS = (
     "long_plain",
     "half_way_plain",
     "half_way_task",
+    "undeclared_plain",
+    "undeclared_abandoned",
+    "undeclared_quick",
+    "warm",
 )
+# The undeclared tool's runs (issue 27): its run name and seconds, by scenario.
+UNDECLARED = {
+    "undeclared_plain": ("py-plain", 9.0),
+    "undeclared_abandoned": ("py-abandoned", 9.0),
+    "undeclared_quick": ("py-quick", 1.5),
+}
 # The progress token a task's call carries (the SDK's call_tool_as_task takes none of its own).
 TASK_TOKEN = "half-way-task"
 CALL_TIMEOUT = timedelta(seconds=90)
@@ -188,6 +198,28 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             result = await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
             values = [n["progress"] for n in rec.notified if n["token"] == TASK_TOKEN]
             out.update(isError=result.isError, texts=_texts(result), progress=values, asked=rec.asked)
+        elif scenario == "warm":
+            # A short task of another tool: the worker has run (its code loaded), as in use.
+            created = await session.experimental.call_tool_as_task(
+                "long_work", {"seconds": 0.2, "run": "warm"}
+            )
+            result = await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+            out.update(isError=result.isError, texts=_texts(result))
+        elif scenario in UNDECLARED:
+            # A tool that declares nothing (as the README's first tool): not yet known to be
+            # quick, so a hidden task on the call's own stream, whatever it turns out to take.
+            run_name, seconds = UNDECLARED[scenario]
+            started = time.monotonic()
+            stamps: list[list[float]] = []
+
+            async def on_stamp(progress: float, total: float | None, message: str | None) -> None:
+                stamps.append([round(time.monotonic() - started, 2), progress, total or 0])
+
+            result = await session.call_tool(
+                "undeclared_work", {"seconds": seconds, "run": run_name}, progress_callback=on_stamp
+            )
+            out.update(isError=result.isError, texts=_texts(result), progress=stamps)
+            out["answeredAt"] = round(time.monotonic() - started, 2)
         elif scenario == "no_sampling":
             try:
                 await session.call_tool("test_sampling", {"prompt": "x"})
