@@ -267,7 +267,9 @@ def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
     return _work("long_work", args, ctx)
 
 
-@tool(description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled.")
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled."
+)
 def undeclared_work(args: LongWorkInput, ctx: ToolContext) -> str:
     """``long_work`` written as the README's first tool is: it declares nothing (issue 27)."""
     return _work("undeclared_work", args, ctx)
