@@ -25,7 +25,7 @@ from typing import Any
 from mcp import Client, types
 from mcp.shared.exceptions import MCPError
 
-SCENARIOS = ("mrtr", "tampered", "long_handle")
+SCENARIOS = ("mrtr", "tampered", "long_handle", "undeclared")
 
 
 class Recorder:
@@ -138,6 +138,23 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             cancel = await client.call_tool("taskgate_task_cancel", {"handle": handle})
             out["status"] = status.structured_content
             out["cancel"] = cancel.structured_content
+        elif scenario == "undeclared":
+            # A 9 s tool that declares nothing (issue 27), behind a front that cuts at 7 s with a
+            # 6 s function: the result or a task handle inside the cut, never the cut itself.
+            started = time.monotonic()
+            first = await client.call_tool("undeclared_work", {"seconds": 9, "run": "mcp2"})
+            out["answeredAt"] = round(time.monotonic() - started, 2)
+            out["first"] = {"texts": _texts(first), "structured": first.structured_content}
+            handle = (first.structured_content or {}).get("handle")
+            calls = 0
+            while handle and calls < 20:
+                calls += 1
+                got = await client.call_tool("taskgate_task_result", {"handle": handle})
+                if (got.structured_content or {}).get("status") in (None, "completed"):
+                    out["result"] = {"texts": _texts(got), "structured": got.structured_content}
+                    break
+            out["resultCalls"] = calls
+            out["finishedAt"] = round(time.monotonic() - started, 2)
     return out
 
 

@@ -45,7 +45,7 @@ from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
-from .progress import ProgressReport, bounded_line, bounded_progress, with_line, with_report
+from .progress import ProgressReport, bounded_line, bounded_progress, rises, with_line, with_report
 from .results import ResultStore
 
 logger = logging.getLogger(__name__)
@@ -163,13 +163,17 @@ class _StoreControl:
 
     def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
         last = self._next()
-        self._pending = dataclasses.replace(
-            last,
-            # A progress report never fails a task: an overlong message is cut.
-            message=cut(status, MAX_STATUS_MESSAGE_BYTES),
-            progress=bounded_progress(value, total, message),
-            progress_count=last.progress_count + 1,
-        )
+        # A progress report never fails a task: an overlong message is cut.
+        report = dataclasses.replace(last, message=cut(status, MAX_STATUS_MESSAGE_BYTES))
+        if rises(last.progress, value):
+            # Numbers that do not rise (a tool run again from the top after a question, or
+            # resumed from a checkpoint) are not stored: no stream could send them.
+            report = dataclasses.replace(
+                report,
+                progress=bounded_progress(value, total, message),
+                progress_count=last.progress_count + 1,
+            )
+        self._pending = report
         self._write_if_due()
 
     def log(self, level: str, data: Any) -> None:
