@@ -160,6 +160,9 @@ def settings_table(template: dict[str, Any], settings: type[BaseModel] | None = 
     if settings is None:
         from taskgate.config import Settings as settings
 
+    from taskgate.tuning import BOUNDS, KEYS
+
+    tuned = {variable: key for key, variable in KEYS.items()}
     variables = _variables(template)
     rows = [
         "| variable | type | default | set by the template from | what it is |",
@@ -173,6 +176,10 @@ def settings_table(template: dict[str, Any], settings: type[BaseModel] | None = 
         origin = ", ".join([f"`{p}`" for p in params] + [f"the stack's `{r}`" for r in resources])
         if variable in variables and not origin:
             origin = "the template"
+        if not origin and variable in tuned:
+            key = tuned[variable]
+            bounds = BOUNDS.get(key)
+            origin = f"`Tuning` key `{key}`" + (f" ({bounds[0]:.0f} to {bounds[1]:.0f})" if bounds else "")
         # A field's description, else the comment above it, else its Parameter's Description.
         comment = (
             field.description

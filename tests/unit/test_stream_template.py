@@ -25,6 +25,18 @@ def _resources() -> dict[str, Any]:
     return template["Resources"]  # type: ignore[no-any-return]
 
 
+def _template_globals() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Globals"]["Function"]["Environment"]["Variables"]  # type: ignore[no-any-return]
+
+
+def _template_conditions() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Conditions"]  # type: ignore[no-any-return]
+
+
 def _env(resources: dict[str, Any], name: str) -> dict[str, Any]:
     return resources[name]["Properties"]["Environment"]["Variables"]  # type: ignore[no-any-return]
 
@@ -33,7 +45,16 @@ def test_the_streaming_endpoint_exists_only_when_asked_for() -> None:
     resources = _resources()
     streaming = {name for name in resources if name.startswith("Stream") and name != "StreamMaxSeconds"}
     assert {"StreamFunction", "StreamApi", "StreamProxyMethod", "StreamFunctionInvokePermission"} <= streaming
-    assert {resources[name].get("Condition") for name in streaming} == {"StreamingApiOn"}
+    # One deployment for each authorization of the methods (IAM alone, or not): a stage is
+    # redeployed only by a new deployment.
+    assert {resources[name].get("Condition") for name in streaming} == {
+        "StreamingApiOn",
+        "StreamingApiIamOnly",
+        "StreamingApiWithTokensOrOpen",
+    }
+    conditions = _template_conditions()
+    for name in ("StreamingApiIamOnly", "StreamingApiWithTokensOrOpen"):
+        assert {"Condition": "StreamingApiOn"} in conditions[name]["Fn::And"], name
 
 
 def test_the_rest_api_streams_the_function_for_up_to_15_minutes() -> None:
@@ -73,11 +94,17 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
     assert {k: v for k, v in api.items() if k not in FRONT} == {
         k: v for k, v in stream.items() if k not in FRONT
     }
-    statements = [
-        resources[name]["Properties"]["Policies"][0]["Statement"]
-        for name in ("ApiFunction", "StreamFunction")
-    ]
-    assert statements[0] == statements[1]
+    # The same rights: one managed policy (ServeMcpPolicy) and the jobs' two, not a copy.
+    policies = [resources[name]["Properties"]["Policies"] for name in ("ApiFunction", "StreamFunction")]
+    assert (
+        policies[0]
+        == policies[1]
+        == [
+            {"Ref": "ServeMcpPolicy"},
+            {"Ref": "JobStatusPolicy"},
+            {"Ref": "JobStopPolicy"},
+        ]
+    )
     # Sign-in as on the HTTP API: the REST API checks SigV4 on every route under IAM alone and
     # on /iam/mcp beside tokens; the app checks tokens, naming this endpoint's /mcp as their
     # resource (OAUTH_RESOURCE, under STREAM_PUBLIC_URL), and serves this endpoint's Host.
@@ -158,19 +185,22 @@ def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_
     assert sign_in.resource.path == "/mcp"
 
 
-def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> None:
-    # A Parameter change publishes a new version only if the fingerprint sees it (issue 20).
+def test_the_tuning_is_in_both_functions_fingerprints() -> None:
+    # A Tuning change publishes a new version only if the fingerprint sees it (issue 20); the
+    # plain-call settings are Tuning keys now (issue 29).
+    from taskgate.tuning import KEYS
+
     resources = _resources()
-    fingerprinted = resources["ApiConfiguration"]["Properties"]["Parameters"]
-    for name in (
+    for configuration in ("ApiConfiguration", "WorkerConfiguration"):
+        assert resources[configuration]["Properties"]["Tuning"] == {"Ref": "Tuning"}
+    assert {
         "InlineCallMaxSeconds",
         "CallWaitSeconds",
         "CallAnswerWaitSeconds",
         "CallHandles",
         "CallPieceSeconds",
         "HangUpSeconds",
-    ):
-        assert fingerprinted[name] == {"Ref": name}
+    } <= set(KEYS)
 
 
 def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() -> None:
@@ -180,3 +210,5 @@ def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() 
         env = _env(resources, function)
         passed = {k for k in env if k.startswith(("CALL_", "INLINE_", "HANG_", "FRONT_"))}
         assert passed and passed <= fields, passed - fields
+        # The rest of them come in the Tuning (one variable for every function).
+    assert _template_globals()["TUNING"] == {"Ref": "Tuning"}

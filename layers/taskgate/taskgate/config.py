@@ -503,7 +503,10 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
+        from .tuning import with_tuning
+
+        # The template's Tuning string (TUNING) sets the values only the functions read.
+        env = with_tuning(os.environ if environ is None else environ)
         # An empty variable is "not set": the template passes "" for optional Parameters.
         values = {name: env[name.upper()] for name in cls.variables() if env.get(name.upper(), "") != ""}
         try:

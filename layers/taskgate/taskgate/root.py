@@ -28,7 +28,7 @@ from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
 from .domain.service import TaskService
 from .jobs.vocabulary import Jobs
-from .lazy import Lazy, once
+from .lazy import once
 from .protocol.calls.flow import ToolCallFlow
 from .protocol.calls.policy import CallPolicy
 from .protocol.calls.services import AuditHook
@@ -172,6 +172,8 @@ class Taskgate:
 
     @once
     def request_states(self) -> RequestStates:
+        from .protocol.wire.request_state import RotatingKeys
+
         def ring() -> KeyRing:
             # cryptography, and the secret, only for the first plain call that asks.
             from .protocol.wire.sealing import KeyRing
@@ -179,7 +181,9 @@ class Taskgate:
             return KeyRing(self.ports.request_state_keys())
 
         return RequestStates(
-            Lazy(ring), ttl_ms=self.settings.request_state_ttl_seconds * 1000, clock=self.ports.clock
+            RotatingKeys(ring, self.ports.clock),
+            ttl_ms=self.settings.request_state_ttl_seconds * 1000,
+            clock=self.ports.clock,
         )
 
     @once

@@ -46,9 +46,9 @@ def aws_ports(settings: Settings) -> Ports:
         return DynamoDBDurationStore(dynamodb, settings.task_table, ports.clock)
 
     def request_state_keys() -> Sequence[bytes]:
-        """The stack's secret, read once (by the first plain call that needs it); without
-        one configured, a key of this process's own (right for one local server, wrong for
-        many instances)."""
+        """The stack's secret, its current value (which seals) and its previous one (which
+        still opens: a rotation breaks no call in flight); without one configured, a key of
+        this process's own (right for one local server, wrong for many instances)."""
         arn = settings.request_state_secret_arn
         if not arn:
             logging.getLogger(__name__).warning(
@@ -57,7 +57,7 @@ def aws_ports(settings: Settings) -> Ports:
             return ephemeral_keys()
         from .adapters.secrets import SecretsManagerSecret
 
-        return [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()]
+        return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).versions()
 
     def jobs() -> Jobs:
         # Each kind's adapter, with the first read of a waiting task of that kind.
