@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
+.PHONY: deploy verify-aws setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
 
 setup:
 	@scripts/bootstrap.sh
@@ -15,7 +15,10 @@ setup:
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 # The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
 TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
-SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+# LAMBDA=1: the API function as Lambda runs it (an environment per request, frozen once it has
+# answered, killed at its 29 s timeout: taskgate/local/lambda_mode.py).
+LAMBDA ?= $(TASKGATE_LAMBDA)
+SERVE := PORT=$(PORT) TASKGATE_LAMBDA=$(LAMBDA) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 serve: setup
 	$(SERVE)
 
@@ -49,9 +52,16 @@ dist: setup
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
-# REST API (29 s, 504); "--timeout N" to change the cut.
+# REST API (29 s, 504); "--timeout N" to change the cut. LAMBDA=1: the front over the local
+# server in its Lambda mode (started here, and stopped with the front, when none answers at
+# PORT): a request's work frozen once answered, the function's own 29 s timeout (a 500).
 FRONT_PORT ?= 3001
 serve-front: setup
+	@if [ -n "$(LAMBDA)" ] && ! curl -sf http://127.0.0.1:$(PORT)/health >/dev/null; then \
+	  mkdir -p .tools; $(SERVE) >.tools/serve-$(PORT).log 2>&1 & server=$$!; trap "kill $$server" EXIT; \
+	  for _ in $$(seq 300); do curl -sf http://127.0.0.1:$(PORT)/health >/dev/null && break; sleep 0.2; done; \
+	  echo "taskgate (Lambda mode) on http://127.0.0.1:$(PORT)/mcp, log .tools/serve-$(PORT).log"; \
+	fi; \
 	$(PY) -m tests.apigw_front --upstream http://127.0.0.1:$(PORT) --port $(FRONT_PORT) $(FRONT_ARGS)
 
 # The agent frameworks and hosts (tests/e2e/hosts/) through the API Gateway front: the matrix.
@@ -98,6 +108,19 @@ template: setup
 	$(VENV)/bin/sam validate --lint
 	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
 	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
+
+# The first deploy asks at most ten questions and saves only the answers that differ from the
+# template's defaults (samconfig.toml [ENV]); later ones deploy what is saved (scripts/deploy.py:
+# DEPLOY_ARGS="--ask" to answer again, "-- --no-confirm-changeset" and the like for sam deploy).
+ENV ?= default
+deploy: build
+	$(PY) scripts/deploy.py --env $(ENV) $(DEPLOY_ARGS)
+
+# What only a real account can prove, against a deployed stack (it updates the stack and sets it
+# back; failed-create makes and deletes a stack of its own: run `make build` first). Writes
+# verify-aws/verify-aws.md and .json. make verify-aws STACK=<name> [VERIFY_ARGS="--only reservation"]
+verify-aws: setup
+	$(PY) scripts/verify_aws.py --stack $(STACK) $(VERIFY_ARGS)
 
 # After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
 # (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).

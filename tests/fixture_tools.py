@@ -264,6 +264,27 @@ def _keep_run_state(run: str, **state: Any) -> None:
     expected_seconds=lambda args: args.seconds,
 )
 def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    return _work("long_work", args, ctx)
+
+
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled."
+)
+def undeclared_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """``long_work`` written as the README's first tool is: it declares nothing (issue 27)."""
+    return _work("undeclared_work", args, ctx)
+
+
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s (learned apart from undeclared_work)."
+)
+def sized_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """Another tool that declares nothing, timed on its own: known quick from a short run, then
+    called with a long one (issue 27: a known-quick tool that overruns)."""
+    return _work("sized_work", args, ctx)
+
+
+def _work(name: str, args: LongWorkInput, ctx: ToolContext) -> str:
     import time
 
     from taskgate.tools.context import TaskCancelled
@@ -285,7 +306,7 @@ def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
         _keep_run_state(args.run, state=f"ended: {type(exc).__name__}", beats=tick, **state)
         raise
     _keep_run_state(args.run, state="completed", beats=ticks, **state)
-    return f"long_work {args.run} finished after {args.seconds:g} seconds"
+    return f"{name} {args.run} finished after {args.seconds:g} seconds"
 
 
 # -- jobs handed off (taskgate.tools.jobs) ---------------------------------------------
@@ -399,6 +420,75 @@ def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
     # Paginated in moto's parser backend: (executions, next token).
     runs = found[0] if isinstance(found, tuple) else found
     return {"runs": [{"name": r.name, "status": r.status} for r in runs]}
+
+
+# -- the local server's Lambda mode (tests/e2e/test_lambda_mode.py) --------------------------
+
+
+class BeatInput(BaseModel):
+    seconds: float = Field(default=5, ge=0, le=120, description="How long to beat")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+
+
+def _beat(run: str, seconds: float) -> None:
+    """Keep ``run``'s state, a beat every 0.05 s, for ``seconds`` of its own working time:
+    from outside, whether and when this work ran."""
+    import time
+
+    started, beats, worked = time.time(), 0, 0.0
+    while worked < seconds:
+        beats += 1
+        _keep_run_state(run, state="running", beats=beats, started=started)
+        time.sleep(0.05)
+        worked += 0.05
+    _keep_run_state(run, state="completed", beats=beats, started=started)
+
+
+@tool(
+    description="Answer at once, leaving a thread that works on (the work Lambda freezes).",
+    task_support="forbidden",
+)
+def leave_running(args: BeatInput, ctx: ToolContext) -> str:
+    import threading
+
+    threading.Thread(
+        target=_beat, args=(args.run, args.seconds), name=f"beat-{args.run}", daemon=True
+    ).start()
+    return "answered; a thread works on"
+
+
+@tool(description="Work inside the request for a number of seconds, beating.", task_support="forbidden")
+def inline_work(args: BeatInput, ctx: ToolContext) -> str:
+    _beat(args.run, args.seconds)
+    return f"inline_work {args.run} finished after {args.seconds:g} seconds"
+
+
+# -- progress that only goes forward (issue 27 item 4) -----------------------------------------
+
+
+class HalfWayInput(BaseModel):
+    steps: int = Field(default=18, ge=2, le=200, description="How many steps")
+    pause: float = Field(default=0.0, ge=0, le=10, description="Seconds each step takes")
+
+
+@tool(
+    description="Report each step, and ask half way without a checkpoint (a question runs it again from the top)."
+)
+def half_way_question(args: HalfWayInput, ctx: ToolContext) -> str:
+    import time
+
+    from taskgate.tools import Elicit
+
+    for step in range(1, args.steps + 1):
+        ctx.progress(f"step {step} of {args.steps}", progress=step, total=args.steps)
+        if step == args.steps // 2:
+            answer = ctx.ask(
+                "go_on", Elicit(message="Half way: carry on?", properties={"ok": {"type": "boolean"}})
+            )
+            if not answer.accepted:
+                return "stopped half way"
+        time.sleep(args.pause)
+    return f"done after {args.steps} steps"
 
 
 # -- plain calls carried on in rounds (issue 28, tests/e2e/test_plain_rounds.py) ----------------

@@ -231,6 +231,35 @@ def test_a_call_key_is_claimed_once_until_it_expires(pieces: None, aws: Embedded
     )
 
 
+def test_the_highest_progress_sent_is_raised_by_a_conditional_write(pieces: None, aws: EmbeddedAws) -> None:
+    """Issue 27 item 4: the task keeps the highest progress value sent per token; a value is
+    sent only by the stream whose conditional write raised it (two streams racing send it once)."""
+    store = wiring.root().store
+    now = int(time.time() * 1000)
+    record = TaskRecord(
+        task_id=new_task_id(),
+        owner="ann",
+        tool="slow_compute",
+        arguments={"seconds": 30},
+        status=TaskStatus.WORKING,
+        created_at_ms=now,
+        last_updated_at_ms=now,
+        ttl_ms=60_000,
+        poll_interval_ms=1_000,
+        expires_at_ms=now + 60_000,
+        retention_ms=60_000,
+        progress_token="tok",
+    )
+    store.create(record)
+    claims = [store.claim_progress(record.task_id, "tok", v) for v in (9, 9, 1, 9.5, 18)]
+    assert claims == [True, False, False, True, True]
+    # Per token (a JSON number and a string are two tokens), and never a row made out of nothing.
+    assert store.claim_progress(record.task_id, 9, 1) and store.claim_progress(record.task_id, "9", 1)
+    assert not store.claim_progress(new_task_id(), "tok", 1)
+    assert _row(aws, record.task_id)['progressSent:"tok"'] == {"N": "18"}
+    assert len(_tasks(aws)) == 1  # the claim on a missing task created no row
+
+
 def test_an_owners_places_are_leases_in_the_table(pieces: None, aws: EmbeddedAws) -> None:
     """Red team L2: the places held calls take (domain/holds.py) are conditional writes on
     DynamoDB: one holder a place, a renewal by its own holder, free once the lease runs out

@@ -274,13 +274,23 @@ def test_a_person_thinking_is_not_a_hang_up_until_the_questions_state_expires() 
     task = only_task(world)
     ttl_ms = world.settings.request_state_ttl_seconds * 1000
     assert world.store.records[task.task_id].watched_until_ms == world.clock() + ttl_ms + THINK_GRACE_MS
-    world.clock.advance(world.settings.hang_up_seconds * 1000 * 5)  # far past the hang-up window
+    world.clock.advance(world.settings.calls.hang_up_seconds * 1000 * 5)  # far past the hang-up window
     world.sweeper.sweep()
     assert world.store.records[task.task_id].status is TaskStatus.INPUT_REQUIRED
     world.clock.advance(ttl_ms + THINK_GRACE_MS)  # the question's state has expired: nobody will answer
     world.sweeper.sweep()
     gone = world.store.records[task.task_id]
     assert gone.status is TaskStatus.CANCELLED and gone.status_message == HUNG_UP
+
+
+def test_a_person_may_answer_after_the_key_ring_was_read_again() -> None:
+    """The key ring is read again every 15 minutes; a question's state lives 30: a local
+    server's own key must be the same key when it is read again."""
+    world = World(**STREAMING)
+    arguments, state = _parked(world)
+    world.clock.advance(20 * 60_000)
+    done = plain(world, "long_job", arguments, 2, state=state, answers=GO_ON)
+    assert done.result["content"][0]["text"] == "long job done after 3 steps"
 
 
 def test_the_question_state_lasts_half_an_hour_by_default() -> None:

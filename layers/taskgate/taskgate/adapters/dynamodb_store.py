@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -36,11 +37,13 @@ from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import map_size
 from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
-from ..domain.progress import ProgressReport
+from ..domain.progress import ProgressReport, progress_key
 from ..jobs.vocabulary import CallbackSlot, PendingJob
 from .aws_errors import translated
 from .dynamodb_items import conditional, dumps, expires_at, expires_at_ms, j, n, s
 
+# The highest progress value sent for a token: "progressSent:" and the token as JSON.
+PROGRESS_SENT = "progressSent:"
 _ACTIVE = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
 _IS_ACTIVE = "#status IN (:working, :input_required)"
 
@@ -323,6 +326,22 @@ class DynamoDBTaskStore:
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=values,
         )
+
+    def claim_progress(self, task_id: str, token: str | int, value: float) -> bool:
+        if not math.isfinite(value):
+            return False  # no number a client could be sent
+        number = int(value) if value == int(value) else value
+        done = conditional(
+            self._ddb.update_item,
+            TableName=self._table,
+            Key=self._key(task_id),
+            UpdateExpression="SET #sent = :value",
+            # One attribute per token (a task has one, or one per round of a plain call).
+            ConditionExpression="attribute_exists(taskId) AND (attribute_not_exists(#sent) OR #sent < :value)",
+            ExpressionAttributeNames={"#sent": PROGRESS_SENT + progress_key(token)},
+            ExpressionAttributeValues={":value": {"N": str(number)}},
+        )
+        return done is not None
 
     def watch(self, task_id: str, until_ms: int | None) -> None:
         values: dict[str, Any] = {**_ACTIVE}

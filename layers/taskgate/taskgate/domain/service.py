@@ -6,6 +6,7 @@ which change to ask for and what a lost race means, never by read-then-write.
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from .job_watch import JOB_STATUS_INTERVAL_MS, JobWatch
 from .limits import Limits
 from .model import NewTask, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
+from .progress import ProgressClaim
 from .results import ResultPart, ResultStore
 
 logger = logging.getLogger(__name__)
@@ -262,6 +264,15 @@ class TaskService:
         # The job it waited on, too (the row keeps which, as the cancel wrote it).
         self._ender.stop(task_id, message, record.execution_arn, cancelled.job)
         return Cancellation(cancelled, cancelled_now=True)
+
+    def claim_progress(self, task_id: str, token: str | int, value: float) -> bool:
+        """Whether progress ``value`` may be sent for ``token`` now: True once, for a value
+        above every one sent for it before (domain/progress.py)."""
+        return self._store.claim_progress(task_id, token, value)
+
+    def progress_claim(self, task_id: str) -> ProgressClaim:
+        """``claim_progress`` for one task: what a stream sending its progress asks."""
+        return functools.partial(self.claim_progress, task_id)
 
     def watch(self, task_id: str, within_ms: int | None) -> bool:
         """Expect the caller of a plain call's hidden task back within ``within_ms`` (None:

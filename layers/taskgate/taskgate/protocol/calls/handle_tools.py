@@ -20,6 +20,7 @@ its user: the model is given no way to answer it.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -128,16 +129,26 @@ def _not_asked(record: TaskRecord, caller: Caller | None) -> str:
     return f"This call of {RESULT} has had as many rounds as clients take: call it again to be asked."
 
 
-def handed(record: TaskRecord, expected_seconds: float | None) -> dict[str, Any]:
-    """The answer of a plain call handed to the model as a task handle."""
+def handed(
+    record: TaskRecord, expected_seconds: float | None, claim_within_seconds: float | None = None
+) -> dict[str, Any]:
+    """The answer of a plain call handed to the model as a task handle (``claim_within_seconds``:
+    it must be asked after within this long, or the task is taken as abandoned)."""
     about = f" (it takes about {_about(expected_seconds)})" if expected_seconds else ""
     ref = json.dumps({"handle": record.task_id})
     text = (
         f"{record.tool} is running as background task {record.task_id}{about}; it keeps running "
-        f"on the server. Check on it with {STATUS}, get its result with {RESULT} once it has "
-        f"finished, or stop it with {CANCEL}; each takes {ref}."
+        f"on the server. Get its result with {RESULT} (it waits for the task), check on it with "
+        f"{STATUS}, or stop it with {CANCEL}; each takes {ref}."
     )
-    return _text(text, data={**_state(record), "expectedSeconds": expected_seconds})
+    data: dict[str, Any] = {**_state(record), "expectedSeconds": expected_seconds}
+    if claim_within_seconds is not None:
+        text += (
+            f" Ask for it within {claim_within_seconds:.0f} seconds: a task nobody asks after by then is"
+            " taken as abandoned and stopped."
+        )
+        data["claimWithinSeconds"] = claim_within_seconds
+    return _text(text, data=data)
 
 
 class HandleTools:
@@ -184,11 +195,21 @@ class HandleTools:
             record = self._tasks.get(owner, handle)
         except TaskNotFound:
             return self.missing(handle)
+        if name != CANCEL:
+            record = self.claimed(record)
         if name == STATUS:
             return self._status(record)
         if name == RESULT:
             return self.result(owner, *self.wait(owner, record, wait_seconds))
         return self._cancel(owner, record)
+
+    def claimed(self, record: TaskRecord) -> TaskRecord:
+        """``record`` once its handle was asked after: the model holds the handle, so its
+        caller did not go away (the watch a hand-over set ends)."""
+        if record.watched_until_ms is None or record.status.terminal:
+            return record
+        self._tasks.watch(record.task_id, None)
+        return replace(record, watched_until_ms=None)
 
     def wait(self, owner: str, record: TaskRecord, wait_seconds: float) -> tuple[TaskRecord, float]:
         """The task as ``taskgate_task_result`` answers it: waited on while it works, for at

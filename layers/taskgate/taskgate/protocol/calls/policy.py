@@ -68,6 +68,11 @@ class CallPolicy:
     front_timeout_seconds: float = 29.0
     # The deployment's streaming endpoint (StreamingApi), when it has one: its /mcp.
     streaming_url: str = ""
+    # Tool calls (and streams holding on) one process runs inside requests at once, and one
+    # owner's share of them (InlineSlots).
+    max_inline_calls: int = 16
+    max_inline_calls_per_owner: int = 4
+    max_held_calls_per_owner: int = 4
 
     @property
     def hang_up_ms(self) -> int:

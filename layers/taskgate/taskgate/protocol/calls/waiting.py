@@ -133,7 +133,8 @@ class RowWait:
             pause = min(pause * 2, read.poll_interval_ms / 1000)
             read = self._tasks.get(owner, read.task_id)
             if news_to is not None:
-                fresh, cursor = news(read, cursor, log_level=log_level, tagged=False)
+                claim = self._tasks.progress_claim(read.task_id)
+                fresh, cursor = news(read, cursor, log_level=log_level, tagged=False, claim=claim)
                 for notification, _ in fresh:
                     news_to(notification)
         return read

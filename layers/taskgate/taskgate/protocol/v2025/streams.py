@@ -282,13 +282,16 @@ class ResultStreams:
                 read = self._still_asking(state, read)
         if isinstance(read, TaskRecord) and len(state.events) > seen:
             # What the client missed before the events it is about to get again.
-            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task)
+            claim = self._tasks.progress_claim(state.task_id)
+            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task, claim=claim)
             for notification, after in fresh:
                 yield sse_event(_cursor_id(state.stream_id, seen, after), notification)
         for index, marker in enumerate(state.events[seen:], start=seen + 1):
             message = self._rebuild(state, json.loads(marker), read)
             if message is not None:
-                yield sse_event(f"{state.stream_id}:{index}", message)
+                # Its id keeps the cursor: a client that resumes from it (after answering a
+                # question) is not sent again what it has had.
+                yield sse_event(_cursor_id(state.stream_id, index, cursor), message)
         retry = read.poll_interval_ms if isinstance(read, TaskRecord) else self._tasks.limits.poll_interval_ms
         # After the replay, so resuming from it never skips a replayed event.
         yield self._priming(state.stream_id, len(state.events), cursor, retry)
@@ -361,7 +364,7 @@ class ResultStreams:
                 if handing_over:
                     # The model drives the task from here: nobody resumes this stream now.
                     self._tasks.watch(state.task_id, None)
-                yield from self._deliver(state, due)
+                yield from self._deliver(state, due, seen.cursor)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
             if pause is not None:
@@ -398,11 +401,16 @@ class ResultStreams:
         if status != seen.status and not state.hides_task:
             yield f"data: {_dumps(w.status_notification(record))}\n\n"
         seen.status = status
-        fresh, seen.cursor = news(record, seen.cursor, log_level=log_level, tagged=not state.hides_task)
+        claim = self._tasks.progress_claim(state.task_id)
+        fresh, seen.cursor = news(
+            record, seen.cursor, log_level=log_level, tagged=not state.hides_task, claim=claim
+        )
         for notification, after in fresh:
             yield sse_event(_cursor_id(state.stream_id, len(state.events), after), notification)
 
-    def _deliver(self, state: StreamState, due: list[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+    def _deliver(
+        self, state: StreamState, due: list[tuple[str, dict[str, Any]]], cursor: Cursor
+    ) -> Iterator[str]:
         """Log what is due (server-to-client requests of every kind, or the response), then
         send it; if another instance appended to this stream first, send what its log holds."""
         asked = [m for _, m in due if "method" in m and "id" in m]
@@ -414,7 +422,7 @@ class ResultStreams:
         )
         if self._store.append_events(state, after):
             for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
-                yield sse_event(f"{state.stream_id}:{offset}", message)
+                yield sse_event(_cursor_id(state.stream_id, offset, cursor), message)
             return
         # Another instance appended to this stream; its log is the truth.
         fresh = self._store.get_stream(state.stream_id)
@@ -424,7 +432,7 @@ class ResultStreams:
         for index in range(len(state.events), len(fresh.events)):
             rebuilt = self._rebuild(fresh, json.loads(fresh.events[index]), current)
             if rebuilt is not None:
-                yield sse_event(f"{state.stream_id}:{index + 1}", rebuilt)
+                yield sse_event(_cursor_id(state.stream_id, index + 1, cursor), rebuilt)
 
     def _hand_over_due(self, state: StreamState, record: TaskRecord) -> bool:
         return (

@@ -110,10 +110,11 @@ class HeldCalls:
         answered = False
         try:
             cursor = Cursor()
+            claim = self._tasks.progress_claim(record.task_id)
             read = record
             sent = watched = self._monotonic()
             while True:
-                fresh, cursor = news(read, cursor, log_level=log_level, tagged=False)
+                fresh, cursor = news(read, cursor, log_level=log_level, tagged=False, claim=claim)
                 for notification, _ in fresh:
                     sent = self._monotonic()
                     yield _event(notification)
