@@ -160,10 +160,9 @@ class ToolCallFlow:
     def call(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
         if HandleTools.owns(invocation.name) and handles_listed(self._s):
             handles = HandleTools(self._s.tasks, self._s.row_wait)
+            wait = _left(call, caller.budget_seconds)
             return Answered(
-                handles.call(
-                    call.owner, invocation.name, invocation.arguments, wait_seconds=caller.budget_seconds
-                )
+                handles.call(call.owner, invocation.name, invocation.arguments, wait_seconds=wait)
             )
         request = resolve_tool(self._s, invocation.name, invocation.arguments)
         tool = request.tool
@@ -304,7 +303,11 @@ class ToolCallFlow:
             return HandedOver(record, decision.expected)
         if plan is Plan.WAIT:
             waited = self._s.row_wait.wait(
-                call.owner, record, decision.wait, news_to=call.emit, log_level=turn.invocation.log_level
+                call.owner,
+                record,
+                _left(call, decision.wait),
+                news_to=call.emit,
+                log_level=turn.invocation.log_level,
             )
             return self._after_wait(turn, waited, decision)
         if plan is Plan.HOLD:
@@ -382,6 +385,12 @@ class ToolCallFlow:
         record = self._s.tasks.create(new)
         self._s.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": new.tool})
         return record
+
+
+def _left(call: Call, seconds: float) -> float:
+    """What is left of the ``seconds`` a request may wait, counted from its arrival: its caller's
+    clock started before ours, and what came before the wait (the task's creation) is spent."""
+    return max(0.0, seconds - (time.monotonic() - call.received))
 
 
 def _as_answer(record: TaskRecord) -> dict[str, Any]:
