@@ -82,7 +82,7 @@ STREAMING = CallPolicy(front_streaming=True, front_timeout_seconds=900)
         ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, False, None, Plan.HANDLE),
         ("long_job", {"minutes": 0.5}, CallPolicy(handles=False), {}, True, False, None, Plan.REFUSE),
         # 2026-07-28 behind the HTTP API (buffers, cuts at 29 s): nothing can hold the call; the
-        # request waits as long as its caller does (4 s unless it says), then hands over.
+        # request waits as long as its caller does (3.5 s unless it says), then hands over.
         ("long_job", {"minutes": 0.5}, CallPolicy(), {}, False, True, None, Plan.HANDLE),
         ("long_job", {"minutes": 0.3}, CallPolicy(), {}, False, True, None, Plan.HANDLE),
         (
@@ -662,9 +662,9 @@ def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_log
         # request waits on the row as long as its front allows.
         (CallPolicy(), True, True, Plan.STREAM, 50.0),
         (CallPolicy(), True, False, Plan.WAIT, 25.0),
-        # 2026-07-28: waited on for as long as it waits behind a buffering front (4 s unless
+        # 2026-07-28: waited on for as long as it waits behind a buffering front (3.5 s unless
         # it says), held where the front streams.
-        (CallPolicy(), False, True, Plan.WAIT, 4.0),
+        (CallPolicy(), False, True, Plan.WAIT, 3.5),
         (CallPolicy(front_streaming=True, front_timeout_seconds=900), False, True, Plan.HOLD, 50.0),
         # Handles off: held to the front's limit, or refused where nothing holds it.
         (
@@ -674,7 +674,7 @@ def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_log
             Plan.HOLD,
             870.0,
         ),
-        (CallPolicy(handles=False), False, True, Plan.REFUSE, 4.0),
+        (CallPolicy(handles=False), False, True, Plan.REFUSE, 3.5),
     ],
 )
 def test_a_call_whose_tool_hands_a_job_off_lasts_as_long_as_its_caller_waits(

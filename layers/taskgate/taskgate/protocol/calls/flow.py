@@ -314,7 +314,11 @@ class ToolCallFlow:
             rounds = replace(rounds, watch_ms=self._s.policy.hang_up_ms)
         if plan is Plan.WAIT:
             waited = self._s.row_wait.wait(
-                call.owner, record, decision.wait, news_to=call.emit, log_level=turn.invocation.log_level
+                call.owner,
+                record,
+                _left(call, decision.wait),
+                news_to=call.emit,
+                log_level=turn.invocation.log_level,
             )
             return self._after_wait(turn, waited, decision, rounds)
         if plan is Plan.HOLD:
@@ -339,7 +343,11 @@ class ToolCallFlow:
         if decision.plan is not Plan.WAIT:
             decision = Decision(Plan.WAIT, decision.expected, caller.front.round_seconds, rounds=True)
         waited = self._s.row_wait.wait(
-            call.owner, record, decision.wait, news_to=call.emit, log_level=turn.invocation.log_level
+            call.owner,
+            record,
+            _left(call, decision.wait),
+            news_to=call.emit,
+            log_level=turn.invocation.log_level,
         )
         return self._after_wait(turn, waited, decision, rounds)
 
@@ -350,7 +358,8 @@ class ToolCallFlow:
         tools = HandleTools(self._s.tasks, self._s.row_wait)
         name, arguments = invocation.name, invocation.arguments or {}
         if name != RESULT or not caller.answers_inline:
-            return Answered(tools.call(call.owner, name, arguments, wait_seconds=caller.budget_seconds))
+            wait = _left(call, caller.budget_seconds)
+            return Answered(tools.call(call.owner, name, arguments, wait_seconds=wait))
         handle = tools.handle(name, arguments)
         rounds = rounds_of(self._s, call, name, arguments, caller)
         try:
@@ -370,7 +379,7 @@ class ToolCallFlow:
                 record = rounds.resume(carried.round, invocation.answers or {})
         except TaskNotFound:
             return Answered(tools.missing(handle))
-        record, waited = tools.wait(call.owner, tools.claimed(record), caller.budget_seconds)
+        record, waited = tools.wait(call.owner, tools.claimed(record), _left(call, caller.budget_seconds))
         if can_answer(caller, record):
             asked = rounds.asking(record)
             if asked is not None:
@@ -458,6 +467,12 @@ class ToolCallFlow:
         record = self._s.tasks.create(new)
         self._s.audit("task_created", {"taskId": record.task_id, "owner": call.owner, "tool": new.tool})
         return record
+
+
+def _left(call: Call, seconds: float) -> float:
+    """What is left of the ``seconds`` a request may wait, counted from its arrival: its caller's
+    clock started before ours, and what came before the wait (the task's creation) is spent."""
+    return max(0.0, seconds - (time.monotonic() - call.received))
 
 
 def _as_answer(record: TaskRecord) -> dict[str, Any]:

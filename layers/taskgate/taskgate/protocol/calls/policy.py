@@ -60,7 +60,7 @@ class CallPolicy:
     # timeout (2026-07-28 hosts: OpenAI Agents gives up at 5 s, and nothing on the wire
     # tells it from a host that waits longer).
     wait_seconds: float = 50.0
-    answer_wait_seconds: float = 4.0
+    answer_wait_seconds: float = 3.5
     handles: bool = True
     piece_seconds: float = 20.0
     hang_up_seconds: float = 90.0
