@@ -34,6 +34,7 @@ import os
 import pathlib
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,9 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
             CALL_PIECE_SECONDS=f"{ROUND_SECONDS:g}",
             HANG_UP_SECONDS="30",
             MAX_INLINE_CALLS="32",
+            # The API function as Lambda runs it: an environment per request, frozen once it has
+            # answered, cut at the function's timeout (the front's cut, scaled down).
+            TASKGATE_LAMBDA="1",
         ) as buffered_url,
         running_server(
             work / "streaming.log",
@@ -134,7 +138,11 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
         ) as fronts,
     ):
         found = _drive(work, dict(zip(buffered, fronts, strict=True)), streaming_url)
+        with urllib.request.urlopen(f"{buffered_url.removesuffix('/mcp')}/_lambda", timeout=10) as resp:
+            lambda_report = json.load(resp)
     wall = time.monotonic() - started
+    # Nothing of any request ran on once it had answered (the waits are the requests' own).
+    assert lambda_report["left_running"] == [], lambda_report
     say(f"\n[plain rounds] {len(RUNS)} runs at once in {wall:.1f} s (servers and clients included)")
     for outcome in found.values():
         out = outcome.out
