@@ -90,7 +90,10 @@ RUNS = [
     Run("mcp2", "buffered", "replay", REPORT_SECONDS),
     Run("mcp2", "buffered", "report", LONGEST - 3),  # the longest that fits, less some slack
     Run("mcp2", "buffered", "report", LONGEST + 6),  # longer than 10 rounds can carry
+    Run("mcp2", "buffered", "abandon", 40),  # given up after 3 s: never back for its next round
 ]
+HANG_UP_SECONDS = 20.0  # scaled down from 90 s (at least three rounds and their reconnects)
+STALE_SECONDS = 2.0  # a run whose state (a beat every 0.25 s) is older has stopped
 
 
 @dataclass
@@ -112,6 +115,7 @@ class Outcome:
 def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dict[str, Outcome]]:
     run_setup(HOSTS_DIR / "setup.sh", "hosts", timeout=1500)
     work = tmp_path_factory.mktemp("plain-rounds")
+    (work / "runs").mkdir()
     buffered = [r for r in RUNS if r.endpoint == "buffered"]
     started = time.monotonic()
     with (
@@ -120,7 +124,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
             TOOL_MODULES=TOOL_MODULES,
             FRONT_TIMEOUT_SECONDS=f"{BUFFER_CUT:g}",
             CALL_PIECE_SECONDS=f"{ROUND_SECONDS:g}",
-            HANG_UP_SECONDS="30",
+            HANG_UP_SECONDS=f"{HANG_UP_SECONDS:g}",
+            TASKGATE_TEST_RUNS_DIR=str(work / "runs"),
             MAX_INLINE_CALLS="32",
             # The API function as Lambda runs it: an environment per request, frozen once it has
             # answered, cut at the function's timeout (the front's cut, scaled down).
@@ -138,6 +143,8 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
         ) as fronts,
     ):
         found = _drive(work, dict(zip(buffered, fronts, strict=True)), streaming_url)
+        abandoned = found[Run("mcp2", "buffered", "abandon", 40).name]
+        abandoned.out["runState"] = _stopped(work / "runs" / f"{abandoned.run.name}.json", abandoned.out)
         with urllib.request.urlopen(f"{buffered_url.removesuffix('/mcp')}/_lambda", timeout=10) as resp:
             lambda_report = json.load(resp)
     wall = time.monotonic() - started
@@ -184,6 +191,21 @@ def _drive(work: pathlib.Path, fronts: dict[Run, RunningFront], streaming_url: s
         result = json.loads(lines[-1]) if lines else {"ok": False, "error": "no answer (killed)"}
         found[run.name] = Outcome(run, result, list(fronts[run].front.records) if run in fronts else [])
     return found
+
+
+def _stopped(path: pathlib.Path, out: dict[str, Any]) -> dict[str, Any]:
+    """The abandoned run's state once it has stopped (its beats stale), or as it is at the deadline."""
+    aborted = float(out.get("abortedAt") or time.time())
+    deadline = aborted + HANG_UP_SECONDS + 4 * ROUND_SECONDS + 10
+    while True:
+        state = json.loads(path.read_text()) if path.exists() else {"state": "never ran", "updated": 0}
+        if (
+            state["state"] != "running"
+            or time.time() - state["updated"] > STALE_SECONDS
+            or time.time() > deadline
+        ):
+            return {**state, "stoppedAfter": round(state["updated"] - aborted, 1)}
+        time.sleep(0.5)
 
 
 def _get(
@@ -287,6 +309,21 @@ def test_a_state_replayed_answered_twice_or_moved_is_refused_and_the_task_unharm
     # The first answer stands (a "decline" would have stopped it half-way), and the call ends.
     assert out["question"] == "Half-way there: go on?"
     assert out["report"]["structured"] == {"run": name, "seconds": 12.0, "ticks": 48, "went_on": True}
+
+
+def test_a_call_its_host_gave_up_on_stops_when_it_does_not_come_back_for_its_round(
+    outcomes: dict[str, Outcome], say: Say
+) -> None:
+    """Nothing tells the function behind a front that buffers that a host went away: a host
+    that does not come back for its next round within HANG_UP_SECONDS has its task stopped."""
+    out = _get(outcomes, "mcp2", "buffered", "abandon", 40).out
+    assert out["ok"] and out["abandoned"], out
+    state = out["runState"]
+    assert state["state"] == "running" and state["beats"] < 160  # stopped, never completed
+    assert 0 < state["stoppedAfter"] <= HANG_UP_SECONDS + ROUND_SECONDS + 3, state
+    say(
+        f"[plain rounds] a call given up after 3 s stopped {state['stoppedAfter']} s after (hang-up {HANG_UP_SECONDS:g} s)"
+    )
 
 
 def test_the_longest_plain_call_of_an_output_schema_tool_within_ten_rounds(

@@ -18,7 +18,8 @@ model and calls ``taskgate_task_result`` until the result, and the question reac
 handler through that call), ``report`` (``long_report``: a structured result, its
 outputSchema checked by the client), ``newcomer`` (``long_report`` that also asks half-way),
 ``replay`` (mcp2 by hand: a round's state replayed, a question's state answered twice and
-moved to another call; each refused, and the call then finishes as if nothing happened).
+moved to another call; each refused, and the call then finishes as if nothing happened),
+``abandon`` (``long_report`` given up after 3 s: the host never comes back for its next round).
 Prints one JSON line; exits 0 whenever it could report.
 """
 
@@ -264,6 +265,19 @@ async def run(framework: str, url: str, scenario: str, seconds: float, run_name:
     try:
         if scenario == "replay":
             out.update(await replay(url, handler, seconds, run_name))
+        elif scenario == "abandon":
+            # The host gives up on the call after 3 s (its task cancelled, as an aborted agent run
+            # does) and goes away: it never comes back for the call's next round.
+            await host.open(url, handler)
+            call = asyncio.ensure_future(host.call("long_report", {"seconds": seconds, "run": run_name}))
+            await asyncio.sleep(3)
+            call.cancel()
+            out["abortedAt"] = time.time()
+            try:
+                await call
+            except asyncio.CancelledError:
+                out["abandoned"] = True
+            await host.close()
         else:
             await host.open(url, handler)
             try:

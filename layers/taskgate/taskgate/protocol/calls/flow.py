@@ -311,7 +311,7 @@ class ToolCallFlow:
         rounds = None
         if decision.rounds:
             rounds = rounds_of(self._s, call, request.name, request.arguments, turn.caller)
-            rounds = replace(rounds, watch_ms=self._s.policy.hang_up_ms)
+            rounds = replace(rounds, watch_ms=self._round_watch_ms(turn.caller))
         if plan is Plan.WAIT:
             waited = self._s.row_wait.wait(
                 call.owner,
@@ -332,7 +332,7 @@ class ToolCallFlow:
         if not caller.answers_inline:
             raise refused()  # only a caller that answers in rounds was ever given such a state
         rounds = rounds_of(self._s, call, request.name, request.arguments, caller)
-        rounds = replace(rounds.after(round_), watch_ms=self._s.policy.hang_up_ms)
+        rounds = replace(rounds.after(round_), watch_ms=self._round_watch_ms(caller))
         record = rounds.resume(round_, turn.invocation.answers or {})
         decision = decide(
             self._s.policy, request, caller, lambda: self._s.durations.known_seconds(request.tool)
@@ -350,6 +350,11 @@ class ToolCallFlow:
             log_level=turn.invocation.log_level,
         )
         return self._after_wait(turn, waited, decision, rounds)
+
+    def _round_watch_ms(self, caller: Caller) -> int:
+        """How long a caller in rounds may be away, counted from a round's start: the round
+        itself (the request waits on the row that long), then the hang-up window."""
+        return self._s.policy.hang_up_ms + math.ceil(caller.front.round_seconds * 1000)
 
     def _handle_tool(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
         """A handle tool. A task that waits on its user's answer is asked, through
