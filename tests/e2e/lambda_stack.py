@@ -66,6 +66,12 @@ class LambdaStack:
         )
 
 
+def left_running(server: str) -> list[dict[str, Any]]:
+    """What the Lambda mode at ``server`` (base URL) reports left running after an answer."""
+    with urllib.request.urlopen(f"{server}/_lambda", timeout=10) as resp:
+        return json.loads(resp.read())["left_running"]  # type: ignore[no-any-return]
+
+
 @contextlib.contextmanager
 def lambda_stack(
     work: pathlib.Path, *, function_timeout: float = 29.0, check_left_running: bool = True, **env: str
@@ -88,5 +94,5 @@ def lambda_stack(
         stack = LambdaStack(url.removesuffix("/mcp"), front.front, f"{front.url}/mcp", runs, function_timeout)
         yield stack
         if check_left_running:
-            left = stack.report()["left_running"]
+            left = left_running(stack.server)
             assert left == [], f"threads left running in an API environment after its answer: {left}"

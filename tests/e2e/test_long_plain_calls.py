@@ -1,5 +1,6 @@
 """Plain calls of long tools (issue 18) with the released SDKs, against
-`python -m taskgate.local` at its defaults (a front that buffers and cuts at 29 s):
+`python -m taskgate.local` at its defaults (a front that buffers and cuts at 29 s), in its
+Lambda mode (each request's work frozen once answered; none may leave a thread running):
 
 - Python ``mcp==1.30.0`` and ``@modelcontextprotocol/sdk`` 1.32.2 (2025-11-25) call a tool
   declared to take 14 s plainly, as hosts do: a hidden task answered on the call's own
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.lambda_stack import left_running
 from tests.e2e.local_server import run_setup, running_server
 from tests.e2e.test_tool_features import CLIENTS2025, CLIENTS2026, NODE, PY2025, PY2026, _run
 
@@ -29,8 +31,10 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     run_setup(CLIENTS2026 / "setup.sh", "clients")
     log: pathlib.Path = tmp_path_factory.mktemp("long-plain") / "server.log"
     # Short pieces: a 14 s tool takes several, as a 45 s one does at the default 20 s.
-    with running_server(log, CALL_PIECE_SECONDS="4", HANG_UP_SECONDS="30") as url:
+    # In Lambda mode (issue 27): nothing of a request runs on after its answer, as deployed.
+    with running_server(log, CALL_PIECE_SECONDS="4", HANG_UP_SECONDS="30", TASKGATE_LAMBDA="1") as url:
         yield url
+        assert left_running(url.removesuffix("/mcp")) == []
 
 
 def _early_progress(out: dict[str, Any]) -> None:
