@@ -23,7 +23,7 @@ import httpx
 from taskgate_cli.protocol import envelope, headers_2026, meta_2026
 
 from tests.apigw_front import Front, running_front
-from tests.e2e.local_server import running_server
+from tests.e2e.local_server import left_running, running_server
 
 TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
 
@@ -66,12 +66,6 @@ class LambdaStack:
         )
 
 
-def left_running(server: str) -> list[dict[str, Any]]:
-    """What the Lambda mode at ``server`` (base URL) reports left running after an answer."""
-    with urllib.request.urlopen(f"{server}/_lambda", timeout=10) as resp:
-        return json.loads(resp.read())["left_running"]  # type: ignore[no-any-return]
-
-
 @contextlib.contextmanager
 def lambda_stack(
     work: pathlib.Path, *, function_timeout: float = 29.0, check_left_running: bool = True, **env: str
@@ -88,7 +82,8 @@ def lambda_stack(
         **env,
     }
     with (
-        running_server(work / "server.log", **settings) as url,
+        # Checked here, once the stack's own checks ran (check_left_running).
+        running_server(work / "server.log", check_left_running=False, **settings) as url,
         running_front(url.removesuffix("/mcp"), timeout_seconds=function_timeout + 1) as [front],
     ):
         stack = LambdaStack(url.removesuffix("/mcp"), front.front, f"{front.url}/mcp", runs, function_timeout)
