@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
+.PHONY: deploy verify-aws setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
 
 setup:
 	@scripts/bootstrap.sh
@@ -108,6 +108,19 @@ template: setup
 	$(VENV)/bin/sam validate --lint
 	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
 	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
+
+# The first deploy asks at most ten questions and saves only the answers that differ from the
+# template's defaults (samconfig.toml [ENV]); later ones deploy what is saved (scripts/deploy.py:
+# DEPLOY_ARGS="--ask" to answer again, "-- --no-confirm-changeset" and the like for sam deploy).
+ENV ?= default
+deploy: build
+	$(PY) scripts/deploy.py --env $(ENV) $(DEPLOY_ARGS)
+
+# What only a real account can prove, against a deployed stack (it updates the stack and sets it
+# back; failed-create makes and deletes a stack of its own: run `make build` first). Writes
+# verify-aws/verify-aws.md and .json. make verify-aws STACK=<name> [VERIFY_ARGS="--only reservation"]
+verify-aws: setup
+	$(PY) scripts/verify_aws.py --stack $(STACK) $(VERIFY_ARGS)
 
 # After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
 # (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).

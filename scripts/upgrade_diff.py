@@ -1,7 +1,14 @@
 """What a `sam deploy` of this checkout would add, remove and replace in a stack deployed from
-an earlier revision, read from both templates as CloudFormation's SAM transform makes them.
+an earlier revision, read from both templates as CloudFormation's SAM transform makes them, and
+what its Parameters come to mean.
 
     python scripts/upgrade_diff.py --before <git revision> [--parameter-overrides K=V ...]
+
+The Parameters section (tests/rehearsal.py, ``upgrade_report``): a changed default (a stack
+deployed before keeps its value: sam deploy keeps a Parameter's previous value), a Parameter
+gone (and where its value goes now), a value that no longer reaches what it did (the same
+value, a lesser effect: ``meaning_changes``), the deploy the new template refuses and what it
+says to set, and what people and agents could sign in with before and no longer can.
 
 A resource is replaced when its type changes or a property CloudFormation cannot update in
 place (the resource type's createOnlyProperties) changes; a removed one is deleted, unless its
@@ -116,6 +123,13 @@ def main(argv: list[str] | None = None) -> None:
     for name, kind, action, why in rows:
         print(f"{name:{width}}  {kind:36}  {action:32}  {why}")
     replaced = [r[0] for r in rows if r[2].startswith("REPLACED")]
+    from tests.rehearsal import Release, release, upgrade_report
+
+    previous = release(args.before)
+    current = release(None) if args.after is None else Release(args.after)
+    print("\nParameters:")
+    for name, what in upgrade_report(previous, current, params):
+        print(f"  {name}: {what}")
     print(
         json.dumps(
             {

@@ -275,6 +275,15 @@ def undeclared_work(args: LongWorkInput, ctx: ToolContext) -> str:
     return _work("undeclared_work", args, ctx)
 
 
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s (learned apart from undeclared_work)."
+)
+def sized_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """Another tool that declares nothing, timed on its own: known quick from a short run, then
+    called with a long one (issue 27: a known-quick tool that overruns)."""
+    return _work("sized_work", args, ctx)
+
+
 def _work(name: str, args: LongWorkInput, ctx: ToolContext) -> str:
     import time
 

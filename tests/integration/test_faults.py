@@ -184,8 +184,9 @@ def test_lambda_throttling_is_retried(
 
 
 def test_park_write_fails(mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]) -> None:
-    # The worker's ask is the first UpdateItem; the state machine's park write the second.
-    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1, skip=1)
+    # The worker notes how long the step ran (the tool's first run), then asks: two UpdateItems;
+    # the state machine's park write is the third.
+    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1, skip=2)
     task_id = mcp.call("confirm_delete", {"filename": "b"})["taskId"]
     parked = mcp.wait(task_id, {"input_required"})
     assert len(retry_waits) == 1  # AwaitInput retried its write

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from taskgate.codes import REQUEST_TIMED_OUT
 from taskgate.domain.durations import ToolDurations, code_version, duration_key
+from taskgate.domain.ending import HUNG_UP
 from taskgate.domain.errors import ServiceUnavailable
 from taskgate.domain.model import TaskStatus
 from taskgate.protocol.calls.handle_tools import HandleTools
@@ -428,6 +429,29 @@ def test_a_45_s_tools_handle_is_driven_to_its_result_in_as_few_calls_as_the_call
         assert calls < 50
     assert got["content"][0]["text"] == "loaded"
     assert calls == result_calls
+
+
+@pytest.mark.parametrize("asked_after", [False, True])
+def test_a_handle_given_after_a_wait_must_be_asked_after_or_its_work_stops(asked_after: bool) -> None:
+    # Behind a front that buffers nothing tells the function that a caller gave up during the
+    # wait: the handle it would have had is then never asked after, and the work stops.
+    world = _world()
+    world.known_quick("job")  # its job never ends here
+    handed = _answer(_call(world, "job"))["result"]
+    assert handed["structuredContent"]["claimWithinSeconds"] == 90
+    assert "Ask for it within 90 seconds" in handed["content"][0]["text"]
+    handle = handed["structuredContent"]["handle"]
+    if asked_after:
+        status = _answer(_call(world, "taskgate_task_status", {"handle": handle}))["result"]
+        assert status["structuredContent"]["status"] == "working"
+    world.clock.advance(91_000)
+    report = world.sweeper.sweep()
+    if asked_after:
+        # The model holds the handle: its task is the model's to drive, and nothing watches it.
+        assert report.cancelled == {} and world.store.records[handle].status is TaskStatus.WORKING
+    else:
+        assert report.cancelled == {handle: HUNG_UP}
+        assert world.memory.jobs.stopped == {handle: HUNG_UP}
 
 
 def test_the_handle_tools_are_always_listed_and_the_list_never_changes_as_tools_are_learned() -> None:

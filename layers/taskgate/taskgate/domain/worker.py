@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
-from ..jobs.vocabulary import CallbackSlot, JobKind, JobRequest
+from ..jobs.kinds import KINDS
+from ..jobs.vocabulary import CallbackSlot, JobRequest, JobSpec
 from ..text import cut
 from ..tools.context import (
     CheckpointTooLarge,
@@ -35,7 +36,6 @@ from ..tools.context import (
     ToolError,
 )
 from ..tools.input import ClientCapabilities
-from ..tools.jobs import JobSpec
 from ..tools.peer import Peer, at_least
 from ..tools.registry import Tool, ToolRegistry
 from . import callbacks, history
@@ -281,7 +281,7 @@ class _StoreControl:
         seconds = -(-(deadline - now) // 1000)
         slot: CallbackSlot | None = None
         url = ""
-        if spec.kind is JobKind.CALLBACK:
+        if KINDS[spec.kind].callback:
             if spec.send is None:
                 raise ToolError(
                     "A Callback needs send(url): the URL is shown once, to the system that calls it."
@@ -361,17 +361,11 @@ class Worker:
         not recorded: the state machine retries the step with backoff and jitter, and
         fails the task only when that runs out."""
         contexts: list[ToolContext] = []
-        ran: list[tuple[Tool, float]] = []
         try:
-            outcome = self._run_step(task_id, remaining_ms, retries, contexts, ran)
+            return self._run_step(task_id, remaining_ms, retries, contexts)
         finally:
             for ctx in contexts:
                 ctx.close()  # the step's scratch directory goes with it, however it ended
-        if ran and outcome is not _NOTHING and self._durations is not None:
-            # How long the body ran, learned for the tool's plain calls (domain/durations.py);
-            # a step cut short by a cancel says nothing of how long the tool runs.
-            self._durations.note(*ran[0])
-        return outcome
 
     def _run_step(
         self,
@@ -379,7 +373,6 @@ class Worker:
         remaining_ms: Callable[[], int] | None,
         retries: int,
         contexts: list[ToolContext],
-        ran: list[tuple[Tool, float]],
     ) -> StepOutcome:
         record = self._store.get(task_id)
         if record is None or record.status is not TaskStatus.WORKING:
@@ -414,15 +407,10 @@ class Worker:
             job_outcomes=record.job_outcomes,
         )
         contexts.append(ctx)
-        started = self._monotonic()
+        result, raised = self._run_body(tool, record, ctx)
         try:
-            try:
-                result = tool.run(record.arguments, ctx)
-            finally:
-                # Before the outcome is written: a client that sees the task end (or park)
-                # finds nothing of this step left on the machine.
-                ctx.close()
-                ran.append((tool, self._monotonic() - started))
+            if raised is not None:
+                raise raised
         except InputNeeded as need:
             if not control.flush():
                 return _NOTHING  # cancelled while the tool ran: never park
@@ -462,6 +450,29 @@ class Worker:
         if not control.flush():
             return _NOTHING  # cancelled while the tool ran: cancelled stays cancelled
         return self._complete(record, result, control.row)
+
+    def _run_body(self, tool: Tool, record: TaskRecord, ctx: ToolContext) -> tuple[Any, Exception | None]:
+        """The tool's body: its result, or what it raised (for the step to read). How long it
+        ran is learned before any outcome is written (domain/durations.py), so a caller that
+        sees the task end finds the tool's time known; a body cut short by a cancel, or by
+        AWS trouble the step is retried for, says nothing of how long the tool runs."""
+        started = self._monotonic()
+        outcome: tuple[Any, Exception | None]
+        try:
+            outcome = tool.run(record.arguments, ctx), None
+        except Exception as exc:  # the step reads each kind
+            outcome = None, exc
+        finally:
+            # Before the outcome is written: a client that sees the task end (or park)
+            # finds nothing of this step left on the machine.
+            ctx.close()
+        if not isinstance(outcome[1], (TaskCancelled, ServiceUnavailable)):
+            self._learn(tool, self._monotonic() - started)
+        return outcome
+
+    def _learn(self, tool: Tool, seconds: float) -> None:
+        if self._durations is not None:
+            self._durations.note(tool, seconds)
 
     def _complete(self, record: TaskRecord, result: dict[str, Any], row: TaskRecord) -> StepOutcome:
         is_error = bool(result.get("isError"))

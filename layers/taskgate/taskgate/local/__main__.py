@@ -88,12 +88,12 @@ def app() -> ASGIApp:
     # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
     stream = streaming.stream_root(os.environ, root).app() if stream_url else None
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
-    if tokens and settings.auth_mode & {"USER", "CLIENT"}:
+    if tokens and settings.sign_in.auth_mode & {"USER", "CLIENT"}:
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
     served: ASGIApp
     if in_lambda:
         # Each environment applies the development tokens itself (lambda_env.py).
-        service = lambda_mode.service(os.environ, settings.front_timeout_seconds)
+        service = lambda_mode.service(os.environ, settings.calls.front_timeout_seconds)
         print(f"Lambda mode: {lambda_mode.describe(service)}", flush=True)
         served = service.app
     else:
@@ -106,7 +106,7 @@ def app() -> ASGIApp:
         # The identity provider on its own origin, as Cognito's domain is.
         idp_port = int(provider.base_url.rsplit(":", 1)[1])
         _serve_beside(provider.app(), host, idp_port, "dev-idp")
-        print(dev_sign_in.banner(provider, settings.public_url), flush=True)
+        print(dev_sign_in.banner(provider, settings.sign_in.public_url), flush=True)
     if stream is not None:
         _serve_beside(stream, host, int(os.environ[streaming.STREAM_PORT]), "stream")
         print(f"streaming endpoint (StreamingApi): {stream_url}/mcp", flush=True)

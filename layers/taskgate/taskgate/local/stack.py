@@ -32,6 +32,8 @@ STACK_FILES = (
     "template.yaml",
     "statemachines",
     "functions",
+    # `make deploy` of a project: the same questions, only its answers saved.
+    "scripts/deploy.py",
     "layers/Makefile",
     "layers/taskgate/requirements.txt",
 )

@@ -111,10 +111,13 @@ class Streamed:
 class HandedOver:
     record: TaskRecord
     expected_seconds: float | None
+    # The handle must be asked after within this long, or its task is taken as abandoned
+    # (a caller that may have gone while the request waited); None: it is the model's.
+    claim_within_seconds: float | None = None
 
     @property
     def result(self) -> dict[str, Any]:
-        return handed(self.record, self.expected_seconds)
+        return handed(self.record, self.expected_seconds, self.claim_within_seconds)
 
 
 class Refusal(enum.StrEnum):
@@ -278,8 +281,10 @@ class ToolCallFlow:
             # A resumable stream keeps the request id for its replays: checked before the task
             # exists, so a stream that cannot be kept never orphans one.
             self._s.tasks.limits.check_stored_id("The request id", call.request.id)
-        # Streams and held calls tell the task its caller is still there; a request that
-        # waits on the row is the caller, and what it hands over is the model's to drive.
+        # Streams and held calls tell the task its caller is still there. A request that waits
+        # on the row is its caller's only sign of life too: behind a front that buffers nobody
+        # tells the function that the caller gave up, so the task is watched the same way, and
+        # its handle must then be asked after within as long (handle_tools.py).
         new = NewTask(
             owner=call.owner,
             tool=request.name,
@@ -289,7 +294,7 @@ class ToolCallFlow:
             progress_token=turn.invocation.progress_token,
             client_capabilities=turn.caller.kept_capabilities,
             log_level=turn.invocation.log_level,
-            watch_ms=self._s.policy.hang_up_ms if plan in (Plan.STREAM, Plan.HOLD) else None,
+            watch_ms=self._s.policy.hang_up_ms if plan in (Plan.STREAM, Plan.HOLD, Plan.WAIT) else None,
         )
         started = self._start_hidden(turn, new)
         record = started.record
@@ -325,7 +330,11 @@ class ToolCallFlow:
                 Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
             )
         if decision.handles:
-            return HandedOver(record, decision.expected)
+            # The caller may have given up while the request waited (nothing says so behind a
+            # front that buffers): one that has not asks after the handle within HANG_UP_SECONDS.
+            policy = self._s.policy
+            self._s.tasks.watch(record.task_id, policy.hang_up_ms)
+            return HandedOver(record, decision.expected, policy.hang_up_seconds)
         self._s.tasks.cancel(call.owner, record.task_id)
         front = turn.caller.front
         return Refused(

@@ -20,6 +20,7 @@ its user: the model is given no way to answer it.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -106,16 +107,26 @@ def _asks(record: TaskRecord) -> list[str]:
     return asks
 
 
-def handed(record: TaskRecord, expected_seconds: float | None) -> dict[str, Any]:
-    """The answer of a plain call handed to the model as a task handle."""
+def handed(
+    record: TaskRecord, expected_seconds: float | None, claim_within_seconds: float | None = None
+) -> dict[str, Any]:
+    """The answer of a plain call handed to the model as a task handle (``claim_within_seconds``:
+    it must be asked after within this long, or the task is taken as abandoned)."""
     about = f" (it takes about {_about(expected_seconds)})" if expected_seconds else ""
     ref = json.dumps({"handle": record.task_id})
     text = (
         f"{record.tool} is running as background task {record.task_id}{about}; it keeps running "
-        f"on the server. Check on it with {STATUS}, get its result with {RESULT} once it has "
-        f"finished, or stop it with {CANCEL}; each takes {ref}."
+        f"on the server. Get its result with {RESULT} (it waits for the task), check on it with "
+        f"{STATUS}, or stop it with {CANCEL}; each takes {ref}."
     )
-    return _text(text, data={**_state(record), "expectedSeconds": expected_seconds})
+    data: dict[str, Any] = {**_state(record), "expectedSeconds": expected_seconds}
+    if claim_within_seconds is not None:
+        text += (
+            f" Ask for it within {claim_within_seconds:.0f} seconds: a task nobody asks after by then is"
+            " taken as abandoned and stopped."
+        )
+        data["claimWithinSeconds"] = claim_within_seconds
+    return _text(text, data=data)
 
 
 class HandleTools:
@@ -153,6 +164,10 @@ class HandleTools:
             record = self._tasks.get(owner, ref.handle)
         except TaskNotFound:
             return _text(f"There is no task {ref.handle} (or it has expired).", error=True)
+        if name != CANCEL and record.watched_until_ms is not None and not record.status.terminal:
+            # Asked after: the model holds the handle, so its caller did not go away.
+            self._tasks.watch(record.task_id, None)
+            record = replace(record, watched_until_ms=None)
         if name == STATUS:
             return self._status(record)
         if name == RESULT:

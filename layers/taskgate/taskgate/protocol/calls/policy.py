@@ -55,6 +55,11 @@ class CallPolicy:
     hang_up_seconds: float = 90.0
     front_streaming: bool = False
     front_timeout_seconds: float = 29.0
+    # Tool calls (and streams holding on) one process runs inside requests at once, and one
+    # owner's share of them (InlineSlots).
+    max_inline_calls: int = 16
+    max_inline_calls_per_owner: int = 4
+    max_held_calls_per_owner: int = 4
 
     @property
     def hang_up_ms(self) -> int:
