@@ -23,7 +23,7 @@ import httpx
 from taskgate_cli.protocol import envelope, headers_2026, meta_2026
 
 from tests.apigw_front import Front, running_front
-from tests.e2e.local_server import running_server
+from tests.e2e.local_server import left_running, running_server
 
 TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
 
@@ -82,11 +82,12 @@ def lambda_stack(
         **env,
     }
     with (
-        running_server(work / "server.log", **settings) as url,
+        # Checked here, once the stack's own checks ran (check_left_running).
+        running_server(work / "server.log", check_left_running=False, **settings) as url,
         running_front(url.removesuffix("/mcp"), timeout_seconds=function_timeout + 1) as [front],
     ):
         stack = LambdaStack(url.removesuffix("/mcp"), front.front, f"{front.url}/mcp", runs, function_timeout)
         yield stack
         if check_left_running:
-            left = stack.report()["left_running"]
+            left = left_running(stack.server)
             assert left == [], f"threads left running in an API environment after its answer: {left}"

@@ -105,6 +105,7 @@ def _tools(spend: list[Any]) -> ToolRegistry:
         Tool("asks", "Asks, never declared.", NoInput, asks),
         Tool("asks_long", "Asks, declared long.", NoInput, asks, expected_seconds=600),
         Tool("looks", "Checks ctx.cancelled() as it works.", Loops, looks),
+        Tool("declared_looks", "Checks as it works; declared quick.", Loops, looks, expected_seconds=1),
         Tool("busy", "Never looks.", NoInput, busy),
         Tool("job", "Hands a Glue job off.", NoInput, job),
     ):
@@ -310,6 +311,17 @@ def test_a_known_quick_tool_that_overruns_gets_a_clear_error_before_the_cut_and_
     caller = _caller(world.root.policy, {}, False, True)
     request = resolve_tool(world.root, "looks", {})
     assert decide(world.root.policy, request, caller, lambda: known).plan is Plan.WAIT
+
+
+def test_a_declared_quick_tool_that_overruns_is_told_it_stays_inside_the_request() -> None:
+    world = _overrun_world()
+    error = _answer(_call(world, "declared_looks"))["error"]
+    assert error["code"] == REQUEST_TIMED_OUT and "Its author declared it quick" in error["message"]
+    assert error["data"]["next"] == "it runs inside the request again: its expected_seconds says it is quick"
+    # What its author said wins over what was learned of it: still inline.
+    caller = _caller(world.root.policy, {}, False, True)
+    request = resolve_tool(world.root, "declared_looks", {})
+    assert decide(world.root.policy, request, caller, lambda: 30.0).plan is Plan.INLINE
 
 
 def test_a_tool_that_never_looks_is_interrupted_where_it_is() -> None:

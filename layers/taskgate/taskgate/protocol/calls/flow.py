@@ -260,7 +260,10 @@ class ToolCallFlow:
         except Overran as overran:
             if learns:
                 self._s.durations.note(request.tool, overran.seconds)
-            raise RpcError(REQUEST_TIMED_OUT, *_overran(request.name, overran.seconds, learns)) from overran
+            why = _Why.LEARNED if learns else _Why.INLINE_ONLY
+            if learns and request.tool.expected_for(request.args) is not None:
+                why = _Why.DECLARED  # what its author said wins over what was learned
+            raise RpcError(REQUEST_TIMED_OUT, *_overran(request.name, overran.seconds, why)) from overran
         ran = time.monotonic() - started
         if learns and ran > policy.inline_max_seconds:
             self._s.durations.note(request.tool, ran)
@@ -495,14 +498,36 @@ def _as_answer(record: TaskRecord) -> dict[str, Any]:
     )
 
 
-def _overran(tool: str, seconds: float, learns: bool) -> tuple[str, dict[str, Any]]:
+class _Why(enum.Enum):
+    """Why a tool that overran had run inside the request, which says what happens next."""
+
+    LEARNED = "its runs showed it quick"
+    DECLARED = "its author declared it quick"
+    INLINE_ONLY = "it can never run as a task"
+
+
+_NEXT = {
+    _Why.LEARNED: (
+        "From its next call on it runs in the background, where it can take as long as it needs: "
+        "call it again.",
+        "its next call runs as a background task",
+    ),
+    _Why.DECLARED: (
+        "Its author declared it quick (expected_seconds), so it runs inside the request again: call "
+        "it with arguments that take less time, or as a task.",
+        "it runs inside the request again: its expected_seconds says it is quick",
+    ),
+    _Why.INLINE_ONLY: (
+        "It cannot run in the background (task_support is forbidden): call it with arguments that "
+        "take less time.",
+        "nothing: the tool runs only inside a request",
+    ),
+}
+
+
+def _overran(tool: str, seconds: float, why: _Why) -> tuple[str, dict[str, Any]]:
     """What a caller whose inline run overran is told: what happened and what happens next."""
-    if learns:
-        then = "From its next call on it runs in the background, where it can take as long as it needs: call it again."
-        after = "its next call runs as a background task"
-    else:
-        then = "It cannot run in the background (task_support is forbidden): call it with arguments that take less time."
-        after = "nothing: the tool runs only inside a request"
+    then, after = _NEXT[why]
     text = (
         f"Tool {tool} ran for {seconds:.0f} s, longer than a call may run inside this request before "
         f"the endpoint's front cuts it, and was stopped; nothing of this call runs on. {then}"
