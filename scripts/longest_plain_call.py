@@ -1,6 +1,6 @@
 """The longest plain call of a tool with an outputSchema within the clients' 10 rounds, at full
 scale (issue 28): `make serve` (in Lambda mode, at the deployed 29 s) behind the API Gateway
-stand-in (30 s cut), mcp 2.3.0's ``Client`` calling ``long_report`` (tests/fixture_tools.py)
+stand-in (30 s cut), mcp 2.3.0's ``Client`` calling ``long_structured`` (tests/fixture_tools.py)
 plainly. It runs for about as long as what it measures (4.5 minutes); the e2e test
 (tests/e2e/test_plain_rounds.py) measures the same scaled down to an 8 s cut.
 

@@ -559,7 +559,7 @@ class Report(BaseModel):
     task_support="optional",
     expected_seconds=lambda args: args.seconds,
 )
-def long_report(args: LongAskInput, ctx: ToolContext) -> Report:
+def long_structured(args: LongAskInput, ctx: ToolContext) -> Report:
     """The newcomer's tool: progress, (``ask``) one question half-way, a structured result."""
     went = _work_and_ask(args, ctx)
     return Report(

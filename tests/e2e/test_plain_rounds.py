@@ -4,7 +4,7 @@ mcp 2.3.0's ``Client``, Strands Agents 1.62 and PydanticAI 2.68 (on mcp 2.x) cal
 tools plainly, as they do by default (no tasks opt-in), each through its own MCP wrapper and
 its own elicitation handler (tests/e2e/hosts/rounds_py.py):
 
-- ``long_report`` works, asks its user half-way ("go on?") and returns a structured result
+- ``long_structured`` works, asks its user half-way ("go on?") and returns a structured result
   (an outputSchema, which no task handle can stand in for): the call goes on round by round,
   the question reaches the host's elicitation handler in an ``input_required`` round of the
   call itself, the answer reaches the tool, and the result arrives (the newcomer's tool); and

@@ -139,21 +139,21 @@ def test_a_long_structured_call_behind_a_buffering_front_goes_on_round_by_round(
     world = World()  # the HTTP API's front: buffers, cuts at 29 s; a round is a 20 s piece
     arguments = {"seconds": 120, "run": "r", "quick": True}
     world.memory.on_wait = lambda: None  # the tool is still working when the first round's time is up
-    first = plain(world, "long_report", arguments)
+    first = plain(world, "long_structured", arguments)
     assert first.result["resultType"] == "input_required"
     assert "inputRequests" not in first.result  # asks nothing: it only carries the call on
     task = only_task(world)
     assert task.status is TaskStatus.WORKING and task.watched_until_ms is not None
 
     world.memory.on_wait = world.settle
-    done = plain(world, "long_report", arguments, 2, state=first.result["requestState"])
+    done = plain(world, "long_structured", arguments, 2, state=first.result["requestState"])
     assert done.result["structuredContent"] == {"run": "r", "seconds": 120.0, "ticks": 480, "went_on": False}
     assert done.progress[-1] == 480
 
 
 def test_a_client_that_takes_no_rounds_is_told_what_it_lacks_and_nothing_runs() -> None:
     world = World()
-    call = plain(world, "long_report", {"seconds": 120, "quick": True}, capabilities=NOTHING)
+    call = plain(world, "long_structured", {"seconds": 120, "quick": True}, capabilities=NOTHING)
     assert call.status == 400 and call.error["code"] == -32021
     message = call.error["message"]
     assert "outputSchema" in message and "declared none of elicitation, sampling or roots" in message
@@ -166,7 +166,7 @@ def test_a_tool_longer_than_its_rounds_can_carry_is_refused_before_it_runs() -> 
     world = World()
     longest = longest_in_rounds(world.root.policy.front)
     assert longest == 25 * 11  # behind the HTTP API: 11 requests of 25 s (its 29 s cut, less a margin)
-    call = plain(world, "long_report", {"seconds": longest + 60, "quick": True})
+    call = plain(world, "long_structured", {"seconds": longest + 60, "quick": True})
     assert call.error["code"] == -32021
     assert f"lasts at most {longest:.0f} s here" in call.error["message"]
     assert world.store.records == {}
@@ -174,7 +174,7 @@ def test_a_tool_longer_than_its_rounds_can_carry_is_refused_before_it_runs() -> 
 
 def test_the_streaming_endpoint_is_named_only_where_the_deployment_has_one() -> None:
     world = World(stream_public_url="https://abc.execute-api.us-east-1.amazonaws.com/stream")
-    call = plain(world, "long_report", {"seconds": 600, "quick": True})
+    call = plain(world, "long_structured", {"seconds": 600, "quick": True})
     assert "https://abc.execute-api.us-east-1.amazonaws.com/stream/mcp" in call.error["message"]
 
 
@@ -182,10 +182,10 @@ def test_the_call_ends_with_a_clear_error_when_the_clients_rounds_run_out() -> N
     world = World()
     arguments = {"seconds": 250, "run": "r", "quick": True}
     world.memory.on_wait = lambda: None  # it never finishes
-    call = plain(world, "long_report", arguments)
+    call = plain(world, "long_structured", arguments)
     for n in range(CLIENT_MAX_ROUNDS):
         assert call.result["resultType"] == "input_required", n
-        call = plain(world, "long_report", arguments, n + 2, state=call.result["requestState"])
+        call = plain(world, "long_structured", arguments, n + 2, state=call.result["requestState"])
     # The client takes no 11th input_required: the call ends, and its work with it.
     assert call.error["code"] == -32021
     assert "ran longer than a plain call can last here, about 275 s" in call.error["message"]
@@ -245,7 +245,9 @@ def test_a_state_moved_to_another_owner_or_call_is_refused_and_the_task_is_unhar
     task = only_task(world)
     stolen = plain(world, "long_job", arguments, 2, state=state, answers=GO_ON, owner="mallory")
     other_call = plain(world, "long_job", {**arguments, "steps": 4}, 3, state=state, answers=GO_ON)
-    other_tool = plain(world, "long_report", {"seconds": 60, "quick": True}, 4, state=state, answers=GO_ON)
+    other_tool = plain(
+        world, "long_structured", {"seconds": 60, "quick": True}, 4, state=state, answers=GO_ON
+    )
     assert stolen.error == REFUSED and other_call.error == REFUSED and other_tool.error == REFUSED
     parked = world.store.records[task.task_id]
     assert parked.status is TaskStatus.INPUT_REQUIRED and parked.input_responses == {}

@@ -15,11 +15,11 @@ to tasks, each through its own MCP wrapper and its own elicitation handler (no L
 Scenarios: ``ask`` (``long_ask``: works, asks half-way through the handler, finishes; no
 outputSchema, so where the call is handed to the model as a task handle, this driver plays the
 model and calls ``taskgate_task_result`` until the result, and the question reaches the host's
-handler through that call), ``report`` (``long_report``: a structured result, its
-outputSchema checked by the client), ``newcomer`` (``long_report`` that also asks half-way),
+handler through that call), ``report`` (``long_structured``: a structured result, its
+outputSchema checked by the client), ``newcomer`` (``long_structured`` that also asks half-way),
 ``replay`` (mcp2 by hand: a round's state replayed, a question's state answered twice and
 moved to another call; each refused, and the call then finishes as if nothing happened),
-``abandon`` (``long_report`` given up after 3 s: the host never comes back for its next round).
+``abandon`` (``long_structured`` given up after 3 s: the host never comes back for its next round).
 Prints one JSON line; exits 0 whenever it could report.
 """
 
@@ -228,16 +228,16 @@ async def replay(url: str, handler: Handler, seconds: float, run: str) -> dict[s
 
     async with Client(url, elicitation_callback=handler.mcp, read_timeout_seconds=120) as client:
         report = {"seconds": seconds, "run": run, "ask": True}
-        first = await client.session.call_tool("long_report", report, allow_input_required=True)
+        first = await client.session.call_tool("long_structured", report, allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult) and not first.input_requests, first
         # A round that asks nothing, taken; then the same state again.
         asked = await client.session.call_tool(
-            "long_report", report, request_state=first.request_state, allow_input_required=True
+            "long_structured", report, request_state=first.request_state, allow_input_required=True
         )
-        out["replayed"] = await refused("long_report", report, request_state=first.request_state)
+        out["replayed"] = await refused("long_structured", report, request_state=first.request_state)
         while isinstance(asked, types.InputRequiredResult) and not asked.input_requests:
             asked = await client.session.call_tool(
-                "long_report", report, request_state=asked.request_state, allow_input_required=True
+                "long_structured", report, request_state=asked.request_state, allow_input_required=True
             )
         assert isinstance(asked, types.InputRequiredResult), asked
         (key,) = asked.input_requests
@@ -246,12 +246,14 @@ async def replay(url: str, handler: Handler, seconds: float, run: str) -> dict[s
         state = asked.request_state
         out["question"] = asked.input_requests[key].params.message
         answered = await client.session.call_tool(
-            "long_report", report, input_responses=yes, request_state=state, allow_input_required=True
+            "long_structured", report, input_responses=yes, request_state=state, allow_input_required=True
         )
-        out["answeredTwice"] = await refused("long_report", report, input_responses=no, request_state=state)
+        out["answeredTwice"] = await refused(
+            "long_structured", report, input_responses=no, request_state=state
+        )
         other = {**report, "run": f"{run}-other"}
-        out["anotherCall"] = await refused("long_report", other, input_responses=yes, request_state=state)
-        done, _ = await finish("long_report", report, answered)
+        out["anotherCall"] = await refused("long_structured", other, input_responses=yes, request_state=state)
+        done, _ = await finish("long_structured", report, answered)
         out["report"] = _result(done)
     return out
 
@@ -269,7 +271,7 @@ async def run(framework: str, url: str, scenario: str, seconds: float, run_name:
             # The host gives up on the call after 3 s (its task cancelled, as an aborted agent run
             # does) and goes away: it never comes back for the call's next round.
             await host.open(url, handler)
-            call = asyncio.ensure_future(host.call("long_report", {"seconds": seconds, "run": run_name}))
+            call = asyncio.ensure_future(host.call("long_structured", {"seconds": seconds, "run": run_name}))
             await asyncio.sleep(3)
             call.cancel()
             out["abortedAt"] = time.time()
@@ -281,7 +283,7 @@ async def run(framework: str, url: str, scenario: str, seconds: float, run_name:
         else:
             await host.open(url, handler)
             try:
-                tool = "long_ask" if scenario == "ask" else "long_report"
+                tool = "long_ask" if scenario == "ask" else "long_structured"
                 arguments = {"seconds": seconds, "run": run_name, "ask": scenario != "report"}
                 calling = time.time()
                 try:
