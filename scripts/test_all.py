@@ -35,6 +35,8 @@ BESIDE = (
     "tests/e2e/test_right_by_default.py",
     # Issue 27's one real-time case: a 45 s tool's handle driven at the deployed 29 s.
     "tests/e2e/test_handles_in_few_turns.py",
+    # Issue 28's plain calls in rounds: hosts waiting through tools' seconds and their rounds.
+    "tests/e2e/test_plain_rounds.py",
 )
 IAM_CHECK = "tests/integration/test_iam_calls.py"
 
