@@ -19,7 +19,7 @@ from taskgate.protocol.calls.plan import longest_in_rounds
 from taskgate.protocol.calls.policy import CLIENT_MAX_ROUNDS
 from taskgate.protocol.calls.rounds import THINK_GRACE_MS
 from tests.fakes import World
-from tests.mcp_client import CLIENT_INFO, parse_sse
+from tests.mcp_client import CLIENT_INFO, Legacy, parse_sse
 
 STREAMING = {"front_streaming": True, "front_timeout_seconds": 900}
 GO_ON = {"go": {"action": "accept", "content": {"ok": True}}}
@@ -337,3 +337,14 @@ def test_a_handles_result_tells_a_client_that_cannot_be_asked_what_it_lacks() ->
     assert 'waiting for an answer to: "Go on?"' in text
     assert "did not declare elicitation (form mode)" in text
     assert world.store.records[handle].status is TaskStatus.INPUT_REQUIRED
+
+
+def test_a_refusal_to_a_2025_caller_names_its_own_way_to_ask_for_a_task(legacy: Legacy, world: World) -> None:
+    """Only what can work for that client: a 2025-11-25 session asks for a task with params.task,
+    never with the 2026 extension (its call takes no event stream, so nothing can carry it)."""
+    call = {"name": "long_structured", "arguments": {"seconds": 120, "quick": True}}
+    refused = legacy.post("tools/call", call, accept="application/json").json()["error"]
+    assert refused["code"] == -32602
+    assert "params.task" in refused["message"] and "io.modelcontextprotocol/tasks" not in refused["message"]
+    assert "streaming endpoint" not in refused["message"]
+    assert world.store.records == {}

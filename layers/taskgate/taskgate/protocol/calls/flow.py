@@ -42,7 +42,7 @@ from ..wire.headers import check_param_headers
 from ..wire.request_state import Carried, TaskRound, refused
 from .caller import Caller
 from .handle_tools import RESULT, HandleTools, handed, handles_listed
-from .plan import AS_A_TASK, Decision, Plan, cannot_ask, decide, decide_job, needs_input, refusal
+from .plan import Decision, Plan, cannot_ask, decide, decide_job, instead, needs_input, refusal
 from .rounds import Rounds, can_answer, rounds_of
 from .runs import Overran, ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
 from .services import Services, fetched
@@ -427,7 +427,8 @@ class ToolCallFlow:
             Refusal.CANNOT_WAIT,
             request.name,
             f"Tool {request.name} did not finish within {decision.wait:.0f} s, as long as this call can be "
-            f"waited on here (the front cuts at {front.cut_seconds:.0f} s), and was stopped. {AS_A_TASK}",
+            f"waited on here (the front cuts at {front.cut_seconds:.0f} s), and was stopped. "
+            f"{instead(caller, self._s.policy, decision.expected)}",
         )
 
     def _handed_over(self, record: TaskRecord, decision: Decision) -> HandedOver:

@@ -196,7 +196,7 @@ def longest_in_rounds(front: Front) -> float:
 TASK_HINT_2025 = (
     "Call it as a task: send params.task on tools/call (mcp 1.x: session.experimental.call_tool_as_task)."
 )
-AS_A_TASK = TASK_HINT_2026 = (
+TASK_HINT_2026 = (
     "Call it as a task: declare the tasks extension io.modelcontextprotocol/tasks in the request's "
     '_meta["io.modelcontextprotocol/clientCapabilities"].extensions (Strands Agents: '
     "MCPClient(..., tasks_config={}); @modelcontextprotocol/ext-tasks; fastmcp-tasks)."
@@ -239,12 +239,19 @@ def refusal(tool: Tool, decision: Decision, caller: Caller, policy: CallPolicy) 
             "this client cannot be carried on in rounds: it declared none of "
             f"{_ROUND_CAPABILITIES}, which clients that drive multi-round calls declare"
         )
-    instead = [TASK_HINT_2025 if caller.resumable else TASK_HINT_2026]
+    return f"{'; '.join(why)}. {instead(caller, policy, decision.expected)}"
+
+
+def instead(caller: Caller, policy: CallPolicy, expected: float | None) -> str:
+    """What can work instead of a plain call here, for this caller: a task, in its era's way;
+    and the deployment's streaming endpoint, where it has one, this is not it, and it could
+    carry a call that long."""
+    said = [TASK_HINT_2025 if caller.resumable else TASK_HINT_2026]
     streaming = Front(True, 900.0)  # what a REST API with response streaming holds
     reachable = streaming.hold_seconds * ((CLIENT_MAX_ROUNDS + 1) if caller.takes_rounds else 1)
-    if policy.streaming_url and not front.streams and (decision.expected or 0) <= reachable:
-        instead.append(f"Or call it plainly on this deployment's streaming endpoint, {policy.streaming_url}.")
-    return f"{'; '.join(why)}. {' '.join(instead)}"
+    if policy.streaming_url and not caller.front.streams and (expected or 0) <= reachable:
+        said.append(f"Or call it plainly on this deployment's streaming endpoint, {policy.streaming_url}.")
+    return " ".join(said)
 
 
 def needs_input(tool: Tool, caller: Caller) -> str:
