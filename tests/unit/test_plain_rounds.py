@@ -256,6 +256,18 @@ def test_a_state_moved_to_another_owner_or_call_is_refused_and_the_task_is_unhar
     assert done.result["content"][0]["text"] == "long job done after 3 steps"
 
 
+def test_after_its_answer_a_held_call_is_handed_over_when_its_callers_wait_is_up() -> None:
+    """A tool a task handle can stand in for ends its next held round as its first would
+    have: with a handle once its caller's wait is up, not with rounds until the clients' cap."""
+    world = World(**STREAMING)
+    arguments, state = _parked(world)
+    world.memory.on_wait = lambda: None  # after the answer it runs longer than its caller waits
+    after = plain(world, "long_job", arguments, 2, state=state, answers=GO_ON)
+    assert after.result["resultType"] == "complete"
+    assert after.result["structuredContent"]["handle"] == only_task(world).task_id
+    assert only_task(world).watched_until_ms is None  # the model's to drive now
+
+
 def test_an_old_answer_never_answers_a_newer_question_with_the_same_key() -> None:
     world = World(**STREAMING)
     arguments, state = _parked(world)

@@ -342,6 +342,7 @@ class ToolCallFlow:
         )
         if caller.front.streams and caller.accepts_sse:
             wait = decision.wait if decision.plan is Plan.HOLD else caller.front.round_seconds
+            rounds = replace(rounds, hands_over=decision.plan is Plan.HOLD and decision.handles)
             return Held(record, None, decision.expected, rounds, math.ceil(wait * 1000))
         if decision.plan is not Plan.WAIT:
             decision = Decision(Plan.WAIT, decision.expected, caller.front.round_seconds, rounds=True)

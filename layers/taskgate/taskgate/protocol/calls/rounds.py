@@ -82,6 +82,9 @@ class Rounds:
     front: Front
     count: int = 0
     watch_ms: int | None = None
+    # When a round's time is up with the tool still working, the call is handed to the model
+    # as a task handle (a tool one can stand in for) rather than carried on.
+    hands_over: bool = False
 
     @property
     def left(self) -> bool:

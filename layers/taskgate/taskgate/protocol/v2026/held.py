@@ -200,6 +200,12 @@ class HeldCalls:
             self._tasks.watch(record.task_id, None)
             return _result(request_id, {"resultType": "complete", **handed(record, ends.expected_seconds)})
         if rounds is not None and ends.round_until is not None and self._monotonic() >= ends.round_until:
+            if rounds.hands_over:
+                # As its first round would have been: the model drives it from here.
+                self._tasks.watch(record.task_id, None)
+                return _result(
+                    request_id, {"resultType": "complete", **handed(record, ends.expected_seconds)}
+                )
             carried = rounds.carrying_on(record)
             return (
                 _result(request_id, carried)
