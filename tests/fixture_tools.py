@@ -489,3 +489,15 @@ def half_way_question(args: HalfWayInput, ctx: ToolContext) -> str:
                 return "stopped half way"
         time.sleep(args.pause)
     return f"done after {args.steps} steps"
+
+
+@tool(
+    description="Sleep in one blocking call inside the request (no check a stop could reach).",
+    task_support="forbidden",
+)
+def blocking_sleep(args: BeatInput, ctx: ToolContext) -> str:
+    import time
+
+    time.sleep(args.seconds)
+    _keep_run_state(args.run, state="completed", beats=1, started=time.time())
+    return f"slept {args.seconds:g} seconds"
