@@ -565,3 +565,15 @@ def long_structured(args: LongAskInput, ctx: ToolContext) -> Report:
     return Report(
         run=args.run, seconds=args.seconds, ticks=_ticks(args.seconds), went_on=went.startswith("went on")
     )
+
+
+@tool(
+    description="Sleep in one blocking call inside the request (no check a stop could reach).",
+    task_support="forbidden",
+)
+def blocking_sleep(args: BeatInput, ctx: ToolContext) -> str:
+    import time
+
+    time.sleep(args.seconds)
+    _keep_run_state(args.run, state="completed", beats=1, started=time.time())
+    return f"slept {args.seconds:g} seconds"

@@ -9,6 +9,7 @@ request left a thread running after its answer.
 - The status of a task waiting for an answer shows the question, and no handle tool takes one.
 - A tool known to be quick that overruns: the error before the cut, the tool stopped, and its
   next call run outside the request.
+- A 20 s tool that declares nothing, for a host that says it waits: its result directly.
 
 The 45 s runs start first and the other cases run while they do: the module takes about as
 long as they (50 s, and a server start).
@@ -35,7 +36,12 @@ Say = Callable[[str], None]
 LONG_SECONDS = 45
 
 
-RUNS = {"waits a minute": {"TASKGATE_WAIT": "60"}, "says nothing": {}}
+RUNS = {
+    "waits a minute": {"TASKGATE_WAIT": "60", "HANDLE_SECONDS": str(LONG_SECONDS)},
+    "says nothing": {"HANDLE_SECONDS": str(LONG_SECONDS)},
+    # A 20 s tool for a host that says it waits a minute: its result directly, not a handle.
+    "20 s, waits a minute": {"TASKGATE_WAIT": "60", "HANDLE_SECONDS": "20"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,14 +57,7 @@ def long_runs(stack: LambdaStack) -> Iterator[dict[str, Future[dict[str, Any]]]]
     """The 45 s runs, started first: the module's other cases run while they do."""
     with ThreadPoolExecutor(len(RUNS)) as pool:
         yield {
-            who: pool.submit(
-                _mcp2,
-                stack.front_url,
-                "handle_turns",
-                HANDLE_SECONDS=str(LONG_SECONDS),
-                HANDLE_RUN=f"turns-{i}",
-                **env,
-            )
+            who: pool.submit(_mcp2, stack.front_url, "handle_turns", HANDLE_RUN=f"turns-{i}", **env)
             for i, (who, env) in enumerate(RUNS.items())
         }
 
@@ -124,6 +123,12 @@ def test_a_45_s_tools_handle_is_driven_to_its_result_in_few_calls(
     stack: LambdaStack, long_runs: dict[str, Future[dict[str, Any]]], say: Say
 ) -> None:
     outs = {who: future.result() for who, future in long_runs.items()}
+    quick = outs.pop("20 s, waits a minute")
+    say(
+        f"[issue 27 item 1] mcp 2.3.0 that waits a minute: a 20 s undeclared tool answered at {quick['answeredAt']} s"
+    )
+    assert quick["first"]["texts"] == ["undeclared_work turns-2 finished after 20 seconds"], quick
+    assert quick["resultCalls"] == [] and quick["answeredAt"] < 29
     for who, out in outs.items():
         say(
             f"[issue 27 item 3] mcp 2.3.0 that {who}: a {LONG_SECONDS} s undeclared tool handed over at "

@@ -29,8 +29,15 @@ FUNCTION_TIMEOUT = 6.0
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LambdaStack]:
     # This module leaves threads running on purpose: it checks the report itself.
     work = tmp_path_factory.mktemp("lambda-mode")
+    # The app takes its front to cut at 29 s (it stops an inline run at 25 s, answering before
+    # the cut), while the function is cut at 6 s: the function's timeout is what a request
+    # meets first, as in a stack whose Timeout is below what its settings say.
     with lambda_stack(
-        work, function_timeout=FUNCTION_TIMEOUT, check_left_running=False, CALL_PIECE_SECONDS="2"
+        work,
+        function_timeout=FUNCTION_TIMEOUT,
+        check_left_running=False,
+        FRONT_TIMEOUT_SECONDS="29",
+        TASKGATE_LAMBDA_TIMEOUT_SECONDS=f"{FUNCTION_TIMEOUT:g}",
     ) as stack:
         yield stack
 
@@ -91,3 +98,25 @@ def test_the_functions_timeout_cuts_the_request_and_stops_its_work(stack: Lambda
     status, message, _ = stack.call_2026("greet", {"name": "again"})
     assert status == 200 and _text(message) == "Hello, again!"
     assert stack.report()["cold_starts"] == report["cold_starts"] + 1
+
+
+@pytest.fixture(scope="module")
+def as_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LambdaStack]:
+    """The function's timeout as its settings say (6 s): an inline run is stopped at its
+    deadline (the cut less 4 s) and answered before the function's timeout."""
+    work = tmp_path_factory.mktemp("lambda-mode-as-set")
+    with lambda_stack(
+        work, function_timeout=FUNCTION_TIMEOUT, check_left_running=False, CALL_PIECE_SECONDS="2"
+    ) as stack:
+        yield stack
+
+
+def test_a_run_stopped_at_its_deadline_but_blocked_is_reported_left_running(as_set: LambdaStack) -> None:
+    """A tool blocked in one call (no check a stop reaches) is answered for at its deadline,
+    but its thread lives on in the environment: frozen there deployed, and resumed by that
+    environment's next invocation. The mode reports it."""
+    status, message, took = as_set.call_2026("blocking_sleep", {"run": "blocked", "seconds": 8})
+    assert status == 200 and message["error"]["code"] == -32001, message
+    assert took < FUNCTION_TIMEOUT
+    left = [r for r in as_set.report()["left_running"] if r["thread"] == "tool blocking_sleep"]
+    assert left and any("time.sleep" in line or "blocking_sleep" in line for line in left[0]["stack"]), left

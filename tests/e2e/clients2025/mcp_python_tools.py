@@ -47,7 +47,8 @@ SCENARIOS = (
 # The undeclared tool's runs (issue 27): its run name and seconds, by scenario.
 UNDECLARED = {
     "undeclared_plain": ("py-plain", 9.0),
-    "undeclared_abandoned": ("py-abandoned", 9.0),
+    # Longer than the hang-up (9 s at the least, with 2 s pieces) after which it must stop.
+    "undeclared_abandoned": ("py-abandoned", 25.0),
     "undeclared_quick": ("py-quick", 1.5),
 }
 # The progress token a task's call carries (the SDK's call_tool_as_task takes none of its own).

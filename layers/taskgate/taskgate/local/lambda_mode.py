@@ -53,6 +53,9 @@ logger = logging.getLogger(__name__)
 
 ENABLED = "TASKGATE_LAMBDA"
 MAX_ENVIRONMENTS = "TASKGATE_LAMBDA_MAX_ENVIRONMENTS"
+# The function's own Timeout, when it is not FRONT_TIMEOUT_SECONDS (which the template sets to
+# it): a function cut before the app expects is how a misconfigured stack fails.
+TIMEOUT = "TASKGATE_LAMBDA_TIMEOUT_SECONDS"
 REPORT_PATH = "/_lambda"
 INIT_SECONDS = 60.0  # how long a cold start may take before it counts as failed (a loaded machine)
 FUNCTION_ERROR = "x-amz-function-error"
@@ -436,12 +439,14 @@ def _rpc_method(body: bytes) -> str | None:
 
 def service(environ: Mapping[str, str], timeout_seconds: float) -> LambdaService:
     """The service for the local server, its first environment warm: ApiFunction's handler
-    from this checkout (or the installed stack), cut at ``timeout_seconds``."""
+    from this checkout (or the installed stack), cut at ``timeout_seconds`` (FRONT_TIMEOUT_SECONDS,
+    the template's ApiFunction Timeout), or at TASKGATE_LAMBDA_TIMEOUT_SECONDS when set."""
     from .runtime import repo_root
 
     handler = repo_root() / "functions" / "api" / "api_handler.py"
     limit = int(environ.get(MAX_ENVIRONMENTS, "64"))
-    return LambdaService(handler, timeout_seconds=timeout_seconds, max_environments=limit).start()
+    timeout = float(environ.get(TIMEOUT) or timeout_seconds)
+    return LambdaService(handler, timeout_seconds=timeout, max_environments=limit).start()
 
 
 def describe(service: LambdaService) -> str:
