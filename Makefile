@@ -22,7 +22,10 @@ setup-serve:
 TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 # The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
 TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
-SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
+# LAMBDA=1: the API function as Lambda runs it (an environment per request, frozen once it has
+# answered, killed at its 29 s timeout: taskgate/local/lambda_mode.py).
+LAMBDA ?= $(TASKGATE_LAMBDA)
+SERVE := PORT=$(PORT) TASKGATE_LAMBDA=$(LAMBDA) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 serve: setup-serve
 	$(SERVE)
 
@@ -60,9 +63,16 @@ dist: setup
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
-# REST API (29 s, 504); "--timeout N" to change the cut.
+# REST API (29 s, 504); "--timeout N" to change the cut. LAMBDA=1: the front over the local
+# server in its Lambda mode (started here, and stopped with the front, when none answers at
+# PORT): a request's work frozen once answered, the function's own 29 s timeout (a 500).
 FRONT_PORT ?= 3001
 serve-front: setup
+	@if [ -n "$(LAMBDA)" ] && ! curl -sf http://127.0.0.1:$(PORT)/health >/dev/null; then \
+	  mkdir -p .tools; $(SERVE) >.tools/serve-$(PORT).log 2>&1 & server=$$!; trap "kill $$server" EXIT; \
+	  for _ in $$(seq 300); do curl -sf http://127.0.0.1:$(PORT)/health >/dev/null && break; sleep 0.2; done; \
+	  echo "taskgate (Lambda mode) on http://127.0.0.1:$(PORT)/mcp, log .tools/serve-$(PORT).log"; \
+	fi; \
 	$(PY) -m tests.apigw_front --upstream http://127.0.0.1:$(PORT) --port $(FRONT_PORT) $(FRONT_ARGS)
 
 # The agent frameworks and hosts (tests/e2e/hosts/) through the API Gateway front: the matrix.

@@ -30,7 +30,7 @@ from taskgate.http_app import create_app
 from taskgate.protocol.server import McpServer
 from taskgate.protocol.wire.exchange import HttpReply
 from taskgate.root import Ports, Taskgate
-from taskgate.testing.memory import Memory, MemorySessionStore
+from taskgate.testing.memory import Memory, MemoryDurationStore, MemorySessionStore
 from taskgate.tools import Elicit
 
 OWNERS = [f"bench-owner-{i}" for i in range(8)]
@@ -287,6 +287,7 @@ def adapter_row(batch: int, settings: Any) -> Row:
         sessions=lambda: sessions,
         blobs=lambda: None,
         request_state_keys=ephemeral_keys,
+        durations=MemoryDurationStore,
     )
     server = Taskgate(settings, ports).server
     done = record(OWNERS[0])

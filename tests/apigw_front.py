@@ -14,6 +14,11 @@ What a deployed taskgate's clients live with, and this front enforces on `make s
   (Lambda's ``Function.ResponseSizeTooLarge``, a function error): HTTP APIs answer
   ``500 {"message":"Internal Server Error"}``, REST APIs ``502 {"message": "Internal server
   error"}``. A request over Lambda's 6 MB invocation payload is refused with 413.
+- **A failed invocation is the API's own error.** The local server's Lambda mode (``make serve
+  LAMBDA=1``) answers an invocation that failed (its function's timeout, an unhandled error) as
+  Lambda's Invoke does (``X-Amz-Function-Error``); the caller gets HTTP APIs' ``500`` (REST
+  APIs' ``502``), never the function's payload. With a function timeout below the cut (29 s
+  under 30 s, as deployed) that is what a request too long for the function gets.
 - **A hang-up is invisible.** A client that closes its connection does not stop the
   invocation; the front keeps reading the upstream answer and drops it.
 - **Headers as API Gateway passes them** (payload format 2.0 through Mangum): hop-by-hop
@@ -54,6 +59,8 @@ LAMBDA_RESPONSE_LIMIT = 6_291_556
 LAMBDA_REQUEST_LIMIT = 6_291_456
 # The longest a Lambda invocation can run: how long the front goes on draining a cut request.
 LAMBDA_MAX_SECONDS = 900.0
+# How Lambda's Invoke marks a failed invocation (the local server's Lambda mode sends it too).
+FUNCTION_ERROR = "x-amz-function-error"
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -119,6 +126,8 @@ class Record:
     response_bytes: int = 0
     cut: bool = False  # answered by the front at the integration timeout
     too_large: bool = False  # the response broke Lambda's payload limit
+    # The function failed (Lambda's X-Amz-Function-Error: its timeout, an unhandled error).
+    function_error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -220,6 +229,12 @@ class Front:
             self._drain(invocation)
             return self._error(self.api.timeout_status, self.api.timeout_body, request_id)
         except httpx.HTTPError:
+            return self._error(self.api.lambda_error_status, self.api.lambda_error_body, request_id)
+        function_error = next((v for k, v in headers if k.lower() == FUNCTION_ERROR), None)
+        if function_error is not None:
+            # The local server's Lambda mode answers a failed invocation as Lambda's Invoke
+            # does: API Gateway answers the caller with its own 500 (HTTP API) or 502 (REST).
+            record.function_error = function_error
             return self._error(self.api.lambda_error_status, self.api.lambda_error_body, request_id)
         if lambda_payload_size(status, headers, payload) > LAMBDA_RESPONSE_LIMIT:
             record.too_large = True

@@ -114,6 +114,16 @@ class World:
         """The 2025-11-25 era's result streams."""
         return self.root.era2025._streams  # type: ignore[attr-defined,no-any-return]
 
+    def known_quick(self, *names: str, seconds: float = 0.05) -> None:
+        """Tools that have run before, for ``seconds`` (domain/durations.py): a plain call of
+        one runs inline, as a deployment's known-quick tool does."""
+        from taskgate.domain.durations import duration_key
+
+        for name in names:
+            found = self.tools.get(name)
+            assert found is not None, name
+            self.memory.durations.longest[duration_key(found)] = max(1, round(seconds * 1000))
+
     def step(self, task_id: str) -> Any:
         """One RunTool step, then what the state machine does with its outcome."""
         return self.memory.step(self.worker, task_id)

@@ -264,6 +264,27 @@ def _keep_run_state(run: str, **state: Any) -> None:
     expected_seconds=lambda args: args.seconds,
 )
 def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    return _work("long_work", args, ctx)
+
+
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s and stopping when cancelled."
+)
+def undeclared_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """``long_work`` written as the README's first tool is: it declares nothing (issue 27)."""
+    return _work("undeclared_work", args, ctx)
+
+
+@tool(
+    description="Work for a number of seconds, reporting progress every 0.25 s (learned apart from undeclared_work)."
+)
+def sized_work(args: LongWorkInput, ctx: ToolContext) -> str:
+    """Another tool that declares nothing, timed on its own: known quick from a short run, then
+    called with a long one (issue 27: a known-quick tool that overruns)."""
+    return _work("sized_work", args, ctx)
+
+
+def _work(name: str, args: LongWorkInput, ctx: ToolContext) -> str:
     import time
 
     from taskgate.tools.context import TaskCancelled
@@ -285,7 +306,7 @@ def long_work(args: LongWorkInput, ctx: ToolContext) -> str:
         _keep_run_state(args.run, state=f"ended: {type(exc).__name__}", beats=tick, **state)
         raise
     _keep_run_state(args.run, state="completed", beats=ticks, **state)
-    return f"long_work {args.run} finished after {args.seconds:g} seconds"
+    return f"{name} {args.run} finished after {args.seconds:g} seconds"
 
 
 # -- jobs handed off (taskgate.tools.jobs) ---------------------------------------------
@@ -399,3 +420,160 @@ def pipeline_runs(args: NoInput, ctx: ToolContext) -> dict[str, Any]:
     # Paginated in moto's parser backend: (executions, next token).
     runs = found[0] if isinstance(found, tuple) else found
     return {"runs": [{"name": r.name, "status": r.status} for r in runs]}
+
+
+# -- the local server's Lambda mode (tests/e2e/test_lambda_mode.py) --------------------------
+
+
+class BeatInput(BaseModel):
+    seconds: float = Field(default=5, ge=0, le=120, description="How long to beat")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+
+
+def _beat(run: str, seconds: float) -> None:
+    """Keep ``run``'s state, a beat every 0.05 s, for ``seconds`` of its own working time:
+    from outside, whether and when this work ran."""
+    import time
+
+    started, beats, worked = time.time(), 0, 0.0
+    while worked < seconds:
+        beats += 1
+        _keep_run_state(run, state="running", beats=beats, started=started)
+        time.sleep(0.05)
+        worked += 0.05
+    _keep_run_state(run, state="completed", beats=beats, started=started)
+
+
+@tool(
+    description="Answer at once, leaving a thread that works on (the work Lambda freezes).",
+    task_support="forbidden",
+)
+def leave_running(args: BeatInput, ctx: ToolContext) -> str:
+    import threading
+
+    threading.Thread(
+        target=_beat, args=(args.run, args.seconds), name=f"beat-{args.run}", daemon=True
+    ).start()
+    return "answered; a thread works on"
+
+
+@tool(description="Work inside the request for a number of seconds, beating.", task_support="forbidden")
+def inline_work(args: BeatInput, ctx: ToolContext) -> str:
+    _beat(args.run, args.seconds)
+    return f"inline_work {args.run} finished after {args.seconds:g} seconds"
+
+
+# -- progress that only goes forward (issue 27 item 4) -----------------------------------------
+
+
+class HalfWayInput(BaseModel):
+    steps: int = Field(default=18, ge=2, le=200, description="How many steps")
+    pause: float = Field(default=0.0, ge=0, le=10, description="Seconds each step takes")
+
+
+@tool(
+    description="Report each step, and ask half way without a checkpoint (a question runs it again from the top)."
+)
+def half_way_question(args: HalfWayInput, ctx: ToolContext) -> str:
+    import time
+
+    from taskgate.tools import Elicit
+
+    for step in range(1, args.steps + 1):
+        ctx.progress(f"step {step} of {args.steps}", progress=step, total=args.steps)
+        if step == args.steps // 2:
+            answer = ctx.ask(
+                "go_on", Elicit(message="Half way: carry on?", properties={"ok": {"type": "boolean"}})
+            )
+            if not answer.accepted:
+                return "stopped half way"
+        time.sleep(args.pause)
+    return f"done after {args.steps} steps"
+
+
+# -- plain calls carried on in rounds (issue 28, tests/e2e/test_plain_rounds.py) ----------------
+
+
+class LongAskInput(BaseModel):
+    seconds: float = Field(default=90, ge=0, le=3600, description="How long to work in all")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+    ask: bool = Field(default=False, description="Ask the user half-way whether to go on")
+    # The unit tier declares a long tool that runs at once (the fake clock stands in for time).
+    quick: bool = Field(default=False, description="Do not actually wait")
+
+
+def _ticks(seconds: float) -> int:
+    return max(2, round(seconds / TICK_SECONDS))
+
+
+def _work_and_ask(args: LongAskInput, ctx: ToolContext) -> str:
+    """Progress every tick; half-way (when ``ask``) one question, after a checkpoint, so the
+    run after the answer picks up at the half and its progress goes on forward."""
+    import time
+
+    from taskgate.tools import Elicit
+
+    ticks = _ticks(args.seconds)
+    half = ticks // 2
+    first = 1 if ctx.state is None else half + 1
+    went = ""
+    for tick in range(first, ticks + 1):
+        if args.ask and tick == half + 1:
+            if ctx.state is None:
+                ctx.checkpoint({"half": True})
+            question = Elicit("Half-way there: go on?", {"confirm": {"type": "boolean"}}, ["confirm"])
+            answer = ctx.ask("go_on", question)
+            if not (answer.accepted and answer.content.get("confirm")):
+                return "stopped half-way"
+            went = "went on when asked, "
+        _keep_run_state(args.run, state="running", beats=tick, task=ctx.task_id)
+        ctx.progress(f"{args.run or 'work'}: {tick} of {ticks}", progress=tick, total=ticks)
+        time.sleep(0 if args.quick else args.seconds / ticks)
+    _keep_run_state(args.run, state="completed", beats=ticks, task=ctx.task_id)
+    return went
+
+
+@tool(
+    description="Work, ask the user half-way whether to go on, then finish (progress every 0.25 s).",
+    task_support="optional",
+    # Declared long enough never to run inside a request, however quick a run is.
+    expected_seconds=lambda args: max(args.seconds, 12.0),
+)
+def long_ask(args: LongAskInput, ctx: ToolContext) -> str:
+    """The newcomer's tool without a schema: progress, one question half-way, a result."""
+    went = _work_and_ask(args, ctx)
+    if went == "stopped half-way":
+        return f"long_ask {args.run}: stopped half-way"
+    return f"long_ask {args.run}: {went}finished after {args.seconds:g} seconds"
+
+
+class Report(BaseModel):
+    run: str
+    seconds: float
+    ticks: int
+    went_on: bool
+
+
+@tool(
+    description="Work, optionally ask half-way, and return a structured report (it has an outputSchema).",
+    task_support="optional",
+    expected_seconds=lambda args: args.seconds,
+)
+def long_structured(args: LongAskInput, ctx: ToolContext) -> Report:
+    """The newcomer's tool: progress, (``ask``) one question half-way, a structured result."""
+    went = _work_and_ask(args, ctx)
+    return Report(
+        run=args.run, seconds=args.seconds, ticks=_ticks(args.seconds), went_on=went.startswith("went on")
+    )
+
+
+@tool(
+    description="Sleep in one blocking call inside the request (no check a stop could reach).",
+    task_support="forbidden",
+)
+def blocking_sleep(args: BeatInput, ctx: ToolContext) -> str:
+    import time
+
+    time.sleep(args.seconds)
+    _keep_run_state(args.run, state="completed", beats=1, started=time.time())
+    return f"slept {args.seconds:g} seconds"

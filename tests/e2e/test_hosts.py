@@ -13,6 +13,13 @@ Lambda's 6 MB) in front of one `make serve` server:
 - the same tool aborted the framework's own way after 3 s: is the work on the server still
   running 4 s later, and does it stop within CANCEL_STOP_SECONDS?
 
+Two lanes run at once, each a server and a front per host phase: ``declared``, the tool
+declared long (``@tool(expected_seconds=)``) on `make serve`; and ``undeclared`` (issue 27), the
+same tool declaring nothing (``undeclared_work``, as the README's first tool) on the local
+server in its Lambda mode (each request's work frozen once answered, ApiFunction's 29 s timeout
+a 500 from the front; no request may leave a thread running after its answer). Test ids of
+the second lane start with ``undeclared-``.
+
 Every client runs at once (the 45 s waits overlap). The matrix is printed to the CI log
 whatever the outcome. The tests assert the target of issue 18 item 1: never a gateway cut or a
 silent timeout, progress as it happens, a cancel that stops the work. The only cells expected
@@ -21,6 +28,7 @@ run, so the list stays true).
 
     make hosts                              # the whole matrix
     HOSTS=mcp-remote,langchain-py make hosts  # some clients (the before/after figures)
+    HOSTS_LANES=undeclared make hosts         # one lane
 """
 
 from __future__ import annotations
@@ -30,8 +38,11 @@ import os
 import pathlib
 import shutil
 import subprocess
+import threading
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +83,7 @@ CANCEL_CHECK_AFTER = 4.0  # the "tool's state 4 s after a cancel" of the issue's
 CANCEL_STOP_SECONDS = 10.0  # "within a few seconds locally"
 PROGRESS_EARLY_SECONDS = 10.0  # progress "as it happens": some of it this long before the answer
 STALE_SECONDS = 2.0  # a run whose heartbeat (every 0.25 s) is this old has stopped
+CONNECT_SECONDS = 120.0  # the most the second lane waits for the first lane's clients to connect
 MAIN_TIMEOUT = LONG_SECONDS + 150  # a client that has not answered by then never will
 CANCEL_TIMEOUT = 90.0
 TOOL_MODULES = "taskgate_conformance,taskgate_tools,tests.fixture_tools"
@@ -138,6 +150,8 @@ class Outcome:
     stopped_after: float | None = None  # seconds from the abort until the run stopped
     stderr_tail: str = ""
     expected_tools: frozenset[str] = EXPECTED_TOOLS
+    # How long after the abort the work may take to stop (the lane's).
+    stop_seconds: float = CANCEL_STOP_SECONDS
 
     def cells(self) -> dict[str, Cell]:
         return {
@@ -194,12 +208,14 @@ class Outcome:
         line = self._line("long")
         if line is None:
             return self._failed("long", line)
-        # A cut the client lived to see (a client that gave up first saw its own timeout).
-        cut = [r for r in self.long_requests if r.cut and r.ended <= line["end"] + 1]
+        # A cut the client lived to see (a client that gave up first saw its own timeout): the
+        # gateway's, or (Lambda mode) the function's own timeout, which API Gateway answers with 500.
+        cut = [r for r in self.long_requests if (r.cut or r.function_error) and r.ended <= line["end"] + 1]
         seconds = line["seconds"]
         if cut:
             first = cut[0]
-            return Cell(False, f"{first.status} cut by the gateway at {first.ended - first.started:.1f}s")
+            who = "the function's timeout" if first.function_error else "the gateway"
+            return Cell(False, f"{first.status} cut by {who} at {first.ended - first.started:.1f}s")
         if line.get("ok"):
             value = str(line["value"])
             if "finished after" in value:
@@ -283,7 +299,7 @@ class Outcome:
         if self.stopped_after is None:
             return Cell(
                 False,
-                f"{state} {CANCEL_CHECK_AFTER:g}s after, still running at {CANCEL_STOP_SECONDS:g}s "
+                f"{state} {CANCEL_CHECK_AFTER:g}s after, still running at {self.stop_seconds:g}s "
                 f"(finally {self.final_state}); {self._cancel_trail(line)}",
             )
         return Cell(True, f"stopped {self.stopped_after:.1f}s after ({state} at {CANCEL_CHECK_AFTER:g}s)")
@@ -353,44 +369,134 @@ def hosts_installed() -> None:
         shutil.copy(script, drivers / script.name)
 
 
+@dataclass(frozen=True)
+class Lane:
+    """One server, and the 45 s tool its hosts call: the matrix runs both lanes at once."""
+
+    name: str
+    tool: str  # what the drivers call (HOSTS_LONG_TOOL)
+    title: str
+    lambda_mode: bool  # the server runs ApiFunction as Lambda does (taskgate/local/lambda_mode.py)
+    env: tuple[tuple[str, str], ...] = ()  # the server's settings besides the matrix's
+    stop_seconds: float = CANCEL_STOP_SECONDS  # how long after an abort the work may take to stop
+
+    @property
+    def expected_tools(self) -> frozenset[str]:
+        return frozenset({"greet", self.tool, "confirm_delete"})
+
+
+DECLARED = Lane("declared", "long_work", "declared long (expected_seconds), make serve", lambda_mode=False)
+# Issue 27: the same tool declaring nothing, as the README's first tool, through the local
+# server in its Lambda mode (each request's work frozen once answered, cut at ApiFunction's 29 s).
+# A 2026 caller that gives up while its request waits on the hidden task tells the server nothing
+# (nor does API Gateway): the task learns it when nobody claims the handle given after the wait,
+# HANG_UP_SECONDS later (90 s deployed; here the least 5 s pieces allow, and the window to stop
+# in is that plus the matrix's 10 s).
+HANG_UP = 18.0
+UNDECLARED = Lane(
+    "undeclared",
+    "undeclared_work",
+    f"declaring nothing, Lambda mode (29 s function), 5 s pieces, hang-up {HANG_UP:g} s",
+    lambda_mode=True,
+    env=(("CALL_PIECE_SECONDS", "5"), ("HANG_UP_SECONDS", f"{HANG_UP:g}")),
+    stop_seconds=HANG_UP + CANCEL_STOP_SECONDS,
+)
+LANES = tuple(
+    lane
+    for lane in (DECLARED, UNDECLARED)
+    if lane.name in os.environ.get("HOSTS_LANES", "declared,undeclared")
+)
+
+
+@dataclass
+class LaneRun:
+    outcomes: dict[str, Outcome]
+    wall: float
+    # The Lambda mode's report (GET /_lambda) after every client was done, in that lane.
+    report: dict[str, Any] | None = None
+
+
 @pytest.fixture(scope="module")
-def matrix(
-    hosts_installed: None, tmp_path_factory: pytest.TempPathFactory, say: Say
-) -> Iterator[dict[str, Outcome]]:
+def lanes(hosts_installed: None, say: Say) -> Iterator[dict[str, LaneRun]]:
     # Kept after the run (git-ignored) for a look at what each client printed: LAST_RUN/*.out.
-    work = LAST_RUN
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(LAST_RUN, ignore_errors=True)
+    # The lanes' 45 s waits overlap; their clients' start-ups (a Python framework's imports take
+    # seconds of CPU each) do not: the second lane's clients start once the first lane's have
+    # all connected, so that neither lane's are starved on a 2-core machine.
+    connected = [threading.Event() for _ in LANES]
+    with ThreadPoolExecutor(len(LANES)) as pool:
+        running = [
+            pool.submit(_run_lane, lane, connected[i], connected[i - 1] if i else None)
+            for i, lane in enumerate(LANES)
+        ]
+        done = {lane.name: future.result() for lane, future in zip(LANES, running, strict=True)}
+    for lane in LANES:
+        _print(lane, done[lane.name], say)
+    yield done
+
+
+@pytest.fixture(scope="module")
+def undeclared(lanes: dict[str, LaneRun]) -> LaneRun:
+    if UNDECLARED.name not in lanes:
+        pytest.skip("HOSTS_LANES leaves the undeclared lane out")
+    return lanes[UNDECLARED.name]
+
+
+def _run_lane(lane: Lane, connected: threading.Event, after: threading.Event | None) -> LaneRun:
+    """One lane: its server and fronts, its clients started once ``after`` is set (the lane
+    before it has connected); ``connected`` is set once its own clients have."""
+    work = LAST_RUN if lane is DECLARED else LAST_RUN / lane.name
     runs = work / "runs"
     runs.mkdir(parents=True)
     started = time.monotonic()
+    # Twenty 45 s plain calls at once (each host's own and its cancelled one, which runs on
+    # today): past the local process's default 16 a late quick call is told "Server busy",
+    # which no host meets deployed (a Lambda instance serves one request at a time).
+    env = {
+        "TOOL_MODULES": TOOL_MODULES,
+        "TASKGATE_TEST_RUNS_DIR": str(runs),
+        "MAX_INLINE_CALLS": "32",
+        "TASKGATE_LAMBDA": "1" if lane.lambda_mode else "",
+        **dict(lane.env),
+    }
+    report = None
     with (
-        # Twenty 45 s plain calls at once (each host's own and its cancelled one, which runs on
-        # today): past the local process's default 16 a late quick call is told "Server busy",
-        # which no host meets deployed (a Lambda instance serves one request at a time).
-        running_server(
-            work / "server.log",
-            TOOL_MODULES=TOOL_MODULES,
-            TASKGATE_TEST_RUNS_DIR=str(runs),
-            MAX_INLINE_CALLS="32",  # the most the setting allows
-        ) as url,
+        # What the Lambda mode saw is the lane's report, asserted by its own test.
+        running_server(work / "server.log", check_left_running=False, **env) as url,
         running_front(url.removesuffix("/mcp"), count=2 * len(SELECTED)) as fronts,
     ):
-        outcomes = _drive(SELECTED, fronts, work, runs)
+        if after is not None:
+            after.wait(CONNECT_SECONDS)
+        outcomes = _drive(SELECTED, fronts, work, runs, lane, connected)
+        if lane.lambda_mode:
+            with urllib.request.urlopen(url.removesuffix("/mcp") + "/_lambda", timeout=10) as resp:
+                report = json.loads(resp.read())
     wall = time.monotonic() - started
-    _print(outcomes, wall, say)
     (work / "matrix.json").write_text(
         json.dumps({n: {k: c.__dict__ for k, c in o.cells().items()} for n, o in outcomes.items()})
     )
-    yield outcomes
+    return LaneRun(outcomes, wall, report)
 
 
 def _drive(
-    hosts: list[Host], fronts: list[RunningFront], work: pathlib.Path, runs: pathlib.Path
+    hosts: list[Host],
+    fronts: list[RunningFront],
+    work: pathlib.Path,
+    runs: pathlib.Path,
+    lane: Lane = DECLARED,
+    connected: threading.Event | None = None,
 ) -> dict[str, Outcome]:
     procs: dict[tuple[str, str], subprocess.Popen[bytes]] = {}
     outputs: dict[tuple[str, str], pathlib.Path] = {}
-    outcomes = {h.name: Outcome(h) for h in hosts}
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MCP_USE_ANONYMIZED_TELEMETRY": "false"}
+    outcomes = {
+        h.name: Outcome(h, expected_tools=lane.expected_tools, stop_seconds=lane.stop_seconds) for h in hosts
+    }
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "MCP_USE_ANONYMIZED_TELEMETRY": "false",
+        "HOSTS_LONG_TOOL": lane.tool,
+    }
     for i, host in enumerate(hosts):
         for phase, front in (("main", fronts[2 * i]), ("cancel", fronts[2 * i + 1])):
             key = (host.name, phase)
@@ -408,6 +514,9 @@ def _drive(
     pending_check = {h.name for h in hosts}
     while True:
         now_wall, elapsed = time.time(), time.monotonic() - begun
+        # Every client has connected (or given up, or ended), or it is taking too long.
+        if connected is not None and not connected.is_set() and _connected(procs, outputs, elapsed):
+            connected.set()
         for host in hosts:
             outcome = outcomes[host.name]
             if host.name in pending_check:
@@ -431,7 +540,7 @@ def _drive(
                         )
                     if outcome.stopped_after is None and _stopped(state, now_wall):
                         outcome.stopped_after = since
-                    if since >= CANCEL_STOP_SECONDS and outcome.state_at_check is not None:
+                    if since >= lane.stop_seconds and outcome.state_at_check is not None:
                         pending_check.discard(host.name)
             for phase, limit in (("main", MAIN_TIMEOUT), ("cancel", CANCEL_TIMEOUT)):
                 proc = procs[(host.name, phase)]
@@ -458,6 +567,16 @@ def _drive(
     return outcomes
 
 
+def _connected(
+    procs: dict[tuple[str, str], subprocess.Popen[bytes]],
+    outputs: dict[tuple[str, str], pathlib.Path],
+    elapsed: float,
+) -> bool:
+    if elapsed > CONNECT_SECONDS:
+        return True
+    return all(p.poll() is not None or "open" in _read_lines(outputs[key]) for key, p in procs.items())
+
+
 COLUMNS = [
     ("list", "list"),
     ("quick", "quick call"),
@@ -473,11 +592,19 @@ def _mark(cell: Cell) -> str:
     return {True: "ok", False: "FAIL", None: "n/a"}[cell.ok] + f" {cell.text}"
 
 
-def _print(outcomes: dict[str, Outcome], wall: float, say: Say) -> None:
+def _print(lane: Lane, run: LaneRun, say: Say) -> None:
+    outcomes, wall = run.outcomes, run.wall
     say(
         f"\n[hosts] {len(outcomes)} clients at once through API Gateway fronts (HTTP API: whole responses, "
-        f"cut at 30 s), {LONG_SECONDS:g} s tool; wall {wall:.0f} s"
+        f"cut at 30 s), {LONG_SECONDS:g} s tool {lane.tool} ({lane.title}); wall {wall:.0f} s"
     )
+    if run.report is not None:
+        report = run.report
+        say(
+            f"[hosts] Lambda mode: {report['invocations']} invocations, {report['cold_starts']} cold starts "
+            f"(environments), {report['timeouts']} cut at the function's timeout, "
+            f"{len(report['left_running'])} threads left running after an answer"
+        )
     for name, outcome in outcomes.items():
         version = outcome.lines.get("client", outcome.cancel_lines.get("client", {})).get("version", "?")
         cells = outcome.cells()
@@ -485,7 +612,7 @@ def _print(outcomes: dict[str, Outcome], wall: float, say: Say) -> None:
         for key, title in COLUMNS:
             text = outcome.requests_text() if key == "requests" else _mark(cells[key])
             say(f"    {title:<36} {text}")
-    say("\n[hosts] matrix (ok / FAIL / n/a):")
+    say(f"\n[hosts] matrix, {lane.tool} (ok / FAIL / n/a):")
     header = f"  {'client':<18}" + "".join(f"{k:<10}" for k, _ in COLUMNS if k != "requests")
     say(header)
     for name, outcome in outcomes.items():
@@ -496,60 +623,75 @@ def _print(outcomes: dict[str, Outcome], wall: float, say: Say) -> None:
         if name in outcomes:
             cells = outcomes[name].cells()
             say(
-                f"[hosts] before/after {name}: {LONG_SECONDS:g} s plain call through the front: {cells['long'].text}; "
+                f"[hosts] before/after {name} ({lane.tool}): {LONG_SECONDS:g} s plain call through the front: {cells['long'].text}; "
                 f"the tool {CANCEL_CHECK_AFTER:g} s after the cancel: {outcomes[name].state_at_check or 'unknown'}"
             )
 
 
 def _params(cell: str, applies: Callable[[Host], bool]) -> list[Any]:
     out = []
-    for host in SELECTED:
-        if not applies(host):
-            continue
-        limit = CLIENT_LIMITS.get(host.name, {}).get(cell)
-        # raises=AssertionError: only the cell's own assertion may fail; a broken setup still errors.
-        marks = [pytest.mark.xfail(reason=limit, strict=True, raises=AssertionError)] if limit else []
-        out.append(pytest.param(host.name, marks=marks, id=host.name))
+    for lane in LANES:
+        for host in SELECTED:
+            if not applies(host):
+                continue
+            limit = CLIENT_LIMITS.get(host.name, {}).get(cell)
+            # raises=AssertionError: only the cell's own assertion may fail; a broken setup still errors.
+            marks = [pytest.mark.xfail(reason=limit, strict=True, raises=AssertionError)] if limit else []
+            name = host.name if lane is DECLARED else f"{lane.name}-{host.name}"
+            out.append(pytest.param(lane.name, host.name, marks=marks, id=name))
     return out
 
 
-def _assert_cell(matrix: dict[str, Outcome], host: str, cell: str) -> None:
-    outcome = matrix[host]
+def _assert_cell(lanes: dict[str, LaneRun], lane: str, host: str, cell: str) -> None:
+    outcome = lanes[lane].outcomes[host]
     found = outcome.cells()[cell]
     lines = outcome.cancel_lines if cell == "cancel" else outcome.lines
     assert found.ok is not False, (
-        f"{host} {cell}: {found.text}\nlines: {json.dumps(lines.get(cell), default=str)[:800]}\n"
+        f"{host} {cell} ({lane}): {found.text}\nlines: {json.dumps(lines.get(cell), default=str)[:800]}\n"
         f"stderr: {outcome.stderr_tail[-600:]}"
     )
 
 
-@pytest.mark.parametrize("host", _params("list", lambda h: True))
-def test_lists_the_tools(matrix: dict[str, Outcome], host: str) -> None:
-    _assert_cell(matrix, host, "list")
+LANE_HOST = ("lane", "host")
 
 
-@pytest.mark.parametrize("host", _params("quick", lambda h: True))
-def test_calls_a_quick_tool(matrix: dict[str, Outcome], host: str) -> None:
-    _assert_cell(matrix, host, "quick")
+@pytest.mark.parametrize(LANE_HOST, _params("list", lambda h: True))
+def test_lists_the_tools(lanes: dict[str, LaneRun], lane: str, host: str) -> None:
+    _assert_cell(lanes, lane, host, "list")
 
 
-@pytest.mark.parametrize("host", _params("elicit", lambda h: h.elicitation))
-def test_answers_an_elicitation(matrix: dict[str, Outcome], host: str) -> None:
-    _assert_cell(matrix, host, "elicit")
+@pytest.mark.parametrize(LANE_HOST, _params("quick", lambda h: True))
+def test_calls_a_quick_tool(lanes: dict[str, LaneRun], lane: str, host: str) -> None:
+    _assert_cell(lanes, lane, host, "quick")
 
 
-@pytest.mark.parametrize("host", _params("long", lambda h: True))
-def test_a_long_plain_call_is_never_cut_or_left_to_time_out(matrix: dict[str, Outcome], host: str) -> None:
+@pytest.mark.parametrize(LANE_HOST, _params("elicit", lambda h: h.elicitation))
+def test_answers_an_elicitation(lanes: dict[str, LaneRun], lane: str, host: str) -> None:
+    _assert_cell(lanes, lane, host, "elicit")
+
+
+@pytest.mark.parametrize(LANE_HOST, _params("long", lambda h: True))
+def test_a_long_plain_call_is_never_cut_or_left_to_time_out(
+    lanes: dict[str, LaneRun], lane: str, host: str
+) -> None:
     """The result, a handle, or a refusal at once that names the tasks extension: never the
-    gateway's cut at 30 s, never the client's own timeout."""
-    _assert_cell(matrix, host, "long")
+    gateway's cut at 30 s (nor, in Lambda mode, the function's own timeout at 29 s), never the
+    client's own timeout. The undeclared lane: with a tool that declares nothing (issue 27)."""
+    _assert_cell(lanes, lane, host, "long")
 
 
-@pytest.mark.parametrize("host", _params("progress", lambda h: h.progress))
-def test_progress_arrives_while_the_tool_runs(matrix: dict[str, Outcome], host: str) -> None:
-    _assert_cell(matrix, host, "progress")
+@pytest.mark.parametrize(LANE_HOST, _params("progress", lambda h: h.progress))
+def test_progress_arrives_while_the_tool_runs(lanes: dict[str, LaneRun], lane: str, host: str) -> None:
+    _assert_cell(lanes, lane, host, "progress")
 
 
-@pytest.mark.parametrize("host", _params("cancel", lambda h: True))
-def test_aborting_the_call_stops_the_work(matrix: dict[str, Outcome], host: str) -> None:
-    _assert_cell(matrix, host, "cancel")
+@pytest.mark.parametrize(LANE_HOST, _params("cancel", lambda h: True))
+def test_aborting_the_call_stops_the_work(lanes: dict[str, LaneRun], lane: str, host: str) -> None:
+    _assert_cell(lanes, lane, host, "cancel")
+
+
+def test_no_request_left_work_running_in_an_api_environment(undeclared: LaneRun) -> None:
+    """Issue 27 item 2: in Lambda mode, nothing of any host's request ran on in the API's
+    environment after its answer (it would be frozen there deployed)."""
+    assert undeclared.report is not None
+    assert undeclared.report["left_running"] == [], undeclared.report["left_running"]

@@ -41,6 +41,9 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         TOOL_MODULES=f"{EXAMPLE_TOOL_MODULES},tests.fixture_tools",
         # Each read may look at the pipeline once a second: every stage shows.
         JOB_STATUS_INTERVAL_MS="1000",
+        # pipeline_runs reads the emulated AWS inside the server's process, which the API's
+        # environments in Lambda mode are not.
+        TASKGATE_LAMBDA="",
     ) as url:
         yield url
 

@@ -22,7 +22,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with running_server(tmp_path_factory.mktemp("server") / "server.log") as url:
+    # `make serve` as a user runs it: its default mode.
+    with running_server(tmp_path_factory.mktemp("server") / "server.log", TASKGATE_LAMBDA="") as url:
         yield url
 
 
@@ -161,6 +162,7 @@ def test_an_owner_has_a_share_of_the_slots_and_hanging_up_gives_them_back(
         "TASKGATE_DEV_TOKENS": "m-token=mallory,a-token=alice",
         "MAX_INLINE_CALLS_PER_OWNER": "2",
         "INLINE_CALL_MAX_SECONDS": "25",
+        "TASKGATE_LAMBDA": "",  # the one process's slots (in Lambda, an instance serves one request)
     }
     with running_server(tmp_path / "server.log", **env) as url:
         hung: list[socket.socket] = []

@@ -1,5 +1,6 @@
 """Plain calls of long tools (issue 18) with the released SDKs, against
-`python -m taskgate.local` at its defaults (a front that buffers and cuts at 29 s):
+`python -m taskgate.local` at its defaults (a front that buffers and cuts at 29 s), in its
+Lambda mode (each request's work frozen once answered; none may leave a thread running):
 
 - Python ``mcp==1.30.0`` and ``@modelcontextprotocol/sdk`` 1.32.2 (2025-11-25) call a tool
   declared to take 14 s plainly, as hosts do: a hidden task answered on the call's own
@@ -29,6 +30,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     run_setup(CLIENTS2026 / "setup.sh", "clients")
     log: pathlib.Path = tmp_path_factory.mktemp("long-plain") / "server.log"
     # Short pieces: a 14 s tool takes several, as a 45 s one does at the default 20 s.
+    # In Lambda mode (issue 27): nothing of a request runs on after its answer, as deployed.
     with running_server(log, CALL_PIECE_SECONDS="4", HANG_UP_SECONDS="30") as url:
         yield url
 

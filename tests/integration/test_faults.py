@@ -133,8 +133,9 @@ def test_worker_cannot_read_the_row(
 def test_worker_cannot_write_the_result(
     mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]
 ) -> None:
-    # PutItem creates the row; the first UpdateItem is the worker's terminal write.
-    faults.fail("dynamodb", "UpdateItem", code="ProvisionedThroughputExceededException", times=1)
+    # PutItem creates the row; the worker's first UpdateItem notes how long the step ran (the
+    # tool's first run), the second is its terminal write.
+    faults.fail("dynamodb", "UpdateItem", code="ProvisionedThroughputExceededException", times=1, skip=1)
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     _wait_executions(aws)
     assert mcp.get(task_id)["status"] == "completed"
@@ -184,8 +185,9 @@ def test_lambda_throttling_is_retried(
 
 
 def test_park_write_fails(mcp: Mcp, aws: EmbeddedAws, faults: Faults, retry_waits: list[float]) -> None:
-    # The worker's ask is the first UpdateItem; the state machine's park write the second.
-    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1, skip=1)
+    # The worker notes how long the step ran (the tool's first run), then asks: two UpdateItems;
+    # the state machine's park write is the third.
+    faults.fail("dynamodb", "UpdateItem", code="InternalServerError", times=1, skip=2)
     task_id = mcp.call("confirm_delete", {"filename": "b"})["taskId"]
     parked = mcp.wait(task_id, {"input_required"})
     assert len(retry_waits) == 1  # AwaitInput retried its write

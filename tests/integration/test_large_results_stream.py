@@ -97,8 +97,10 @@ def test_a_plain_calls_large_response_is_logged_in_the_bucket_and_replays(
     bucket (results/streams/...), written by ApiFunction itself: its policy must allow it."""
     import boto3
 
+    from tests.integration.conftest import known_quick
     from tests.sse import over_streams
 
+    known_quick("big_text")  # run inline: its response is the stream's own, logged for replays
     message, streams = over_streams(
         legacy, "tools/call", {"name": "big_text", "arguments": {"kilobytes": 40}}
     )

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from taskgate import wiring
 from taskgate.local.runtime import EmbeddedAws
-from tests.integration.conftest import table_items
+from tests.integration.conftest import known_quick, table_items
 from tests.mcp_client import Legacy, parse_sse
 from tests.sse import over_streams, result_over_streams
 
@@ -201,6 +201,7 @@ def test_a_plain_call_to_a_tool_that_asks_elicits_on_its_own_stream(legacy: Lega
 def test_a_plain_call_that_asks_without_an_event_stream_is_refused_and_stores_nothing(
     legacy: Legacy, aws: EmbeddedAws
 ) -> None:
+    known_quick("confirm_delete")  # run inline, where the question comes before any task exists
     call = {"name": "confirm_delete", "arguments": {"filename": "x"}}
     resp = legacy.post("tools/call", call, accept="application/json")
     error = resp.json()["error"]

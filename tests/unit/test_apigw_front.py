@@ -246,3 +246,21 @@ def test_an_unreachable_function_is_a_function_error() -> None:
         assert client.status == 500
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize(("api", "status"), [(None, 500), (REST_API, 502)])
+def test_a_failed_invocation_is_the_apis_own_error(api: Any, status: int) -> None:
+    """The local server's Lambda mode answers a failed invocation (its timeout) as Lambda's
+    Invoke does; API Gateway gives the caller its own answer, never the function's payload."""
+
+    async def go() -> Client:
+        error = [("content-type", "application/json"), ("x-amz-function-error", "Unhandled")]
+        payload = b'{"errorType": "Sandbox.Timedout", "errorMessage": "Task timed out after 29.00 seconds"}'
+        front = Front(FakeUpstream(FakeResponse(502, error, [payload])), **({"api": api} if api else {}))
+        client = Client(CALL)
+        await _run(front, client)
+        assert front.records[0].function_error == "Unhandled" and not front.records[0].cut
+        return client
+
+    client = asyncio.run(go())
+    assert client.status == status and b"Task timed out" not in client.payload

@@ -15,10 +15,13 @@ from starlette.testclient import TestClient
 from taskgate.domain.ending import HUNG_UP
 from taskgate.domain.model import NewTask, TaskStatus
 from taskgate.http_app import create_app
-from taskgate.protocol.calls.caller import Caller
+from taskgate.protocol.calls.caller import Caller, caller_of
 from taskgate.protocol.calls.plan import Plan, decide, decide_job
 from taskgate.protocol.calls.policy import WAIT_HEADER, CallPolicy
 from taskgate.protocol.calls.runs import resolve_tool
+from taskgate.protocol.wire.exchange import Call
+from taskgate.protocol.wire.jsonrpc import Request
+from taskgate.tools.input import ClientCapabilities
 from tests.fakes import World
 from tests.mcp_client import Legacy, envelope, headers_for, parse_sse
 
@@ -28,16 +31,27 @@ PROTOCOL_2026 = "2026-07-28"
 # -- the decision ---------------------------------------------------------------------------
 
 
+STREAMING = CallPolicy(front_streaming=True, front_timeout_seconds=900)
+
+
 @pytest.mark.parametrize(
-    ("tool", "arguments", "policy", "headers", "resumable", "sse", "plan"),
+    ("tool", "arguments", "policy", "headers", "resumable", "sse", "known", "plan"),
     [
-        # Quick tools run inline whatever the client speaks.
-        ("greet", {}, CallPolicy(), {}, True, True, Plan.INLINE),
-        ("long_job", {"minutes": 0.1}, CallPolicy(), {}, False, False, Plan.INLINE),
+        # A tool known to be quick (its runs say so) runs inline whatever the client speaks…
+        ("content_gallery", {}, CallPolicy(), {}, True, True, 0.2, Plan.INLINE),
+        ("content_gallery", {}, CallPolicy(), {}, False, True, 0.2, Plan.INLINE),
+        # …as does one its author declared quick, whatever was learned.
+        ("long_job", {"minutes": 0.1}, CallPolicy(), {}, False, False, 600, Plan.INLINE),
+        # One never run (or known to have run long) is possibly long: never inside the request.
+        ("content_gallery", {}, CallPolicy(), {}, True, True, None, Plan.STREAM),
+        ("content_gallery", {}, CallPolicy(), {}, True, True, 12, Plan.STREAM),
+        ("content_gallery", {}, CallPolicy(), {}, False, True, None, Plan.WAIT),
+        ("content_gallery", {}, CallPolicy(), {}, False, True, 40, Plan.WAIT),
+        ("content_gallery", {}, STREAMING, {}, False, True, None, Plan.HOLD),
         # 2025-11-25: the call's own resumable stream while the caller waits for it…
-        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, True, Plan.STREAM),
+        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, True, None, Plan.STREAM),
         # …a task handle beyond that…
-        ("long_job", {"minutes": 10}, CallPolicy(), {}, True, True, Plan.HANDLE),
+        ("long_job", {"minutes": 10}, CallPolicy(), {}, True, True, None, Plan.HANDLE),
         # …unless the caller says it waits, or handles are off, or the tool's results have a schema.
         (
             "long_job",
@@ -46,38 +60,56 @@ PROTOCOL_2026 = "2026-07-28"
             {"taskgate-wait-seconds": "900"},
             True,
             True,
+            None,
             Plan.STREAM,
         ),
-        ("long_job", {"minutes": 10}, CallPolicy(handles=False), {}, True, True, Plan.STREAM),
-        ("long_forecast", {"city": "Oslo"}, CallPolicy(), {}, True, True, Plan.STREAM),
+        ("long_job", {"minutes": 10}, CallPolicy(handles=False), {}, True, True, None, Plan.STREAM),
+        ("long_forecast", {"city": "Oslo"}, CallPolicy(), {}, True, True, None, Plan.STREAM),
         # A caller that says it does not wait gets the handle at once.
-        ("long_job", {"minutes": 0.5}, CallPolicy(), {"taskgate-wait-seconds": "0"}, True, True, Plan.HANDLE),
-        # Without SSE nothing can stream: a handle, or (handles off) a refusal.
-        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, False, Plan.HANDLE),
-        ("long_job", {"minutes": 0.5}, CallPolicy(handles=False), {}, True, False, Plan.REFUSE),
-        # 2026-07-28 behind the HTTP API (buffers, cuts at 29 s): nothing can hold the call.
-        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, False, True, Plan.HANDLE),
-        ("long_job", {"minutes": 0.5}, CallPolicy(handles=False), {}, False, True, Plan.REFUSE),
-        ("long_forecast", {"city": "Oslo"}, CallPolicy(), {}, False, True, Plan.REFUSE),
-        # 2026-07-28 behind a front that streams for 15 minutes: held while the caller waits.
         (
             "long_job",
             {"minutes": 0.5},
-            CallPolicy(front_streaming=True, front_timeout_seconds=900),
-            {},
+            CallPolicy(),
+            {"taskgate-wait-seconds": "0"},
+            True,
+            True,
+            None,
+            Plan.HANDLE,
+        ),
+        # Without SSE nothing can stream: the request waits on the row as long as the front
+        # allows; past that, a handle, or (handles off) a refusal.
+        ("long_job", {"minutes": 0.3}, CallPolicy(), {}, True, False, None, Plan.WAIT),
+        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, True, False, None, Plan.HANDLE),
+        ("long_job", {"minutes": 0.5}, CallPolicy(handles=False), {}, True, False, None, Plan.REFUSE),
+        # 2026-07-28 behind the HTTP API (buffers, cuts at 29 s): nothing can hold the call; the
+        # request waits as long as its caller does (3.5 s unless it says), then hands over.
+        ("long_job", {"minutes": 0.5}, CallPolicy(), {}, False, True, None, Plan.HANDLE),
+        ("long_job", {"minutes": 0.3}, CallPolicy(), {}, False, True, None, Plan.HANDLE),
+        (
+            "long_job",
+            {"minutes": 0.3},
+            CallPolicy(),
+            {"taskgate-wait-seconds": "60"},
             False,
             True,
-            Plan.HOLD,
+            None,
+            Plan.WAIT,
         ),
         (
             "long_job",
-            {"minutes": 10},
-            CallPolicy(front_streaming=True, front_timeout_seconds=900),
-            {},
+            {"minutes": 0.5},
+            CallPolicy(),
+            {"taskgate-wait-seconds": "60"},
             False,
             True,
+            None,
             Plan.HANDLE,
         ),
+        ("long_job", {"minutes": 0.5}, CallPolicy(handles=False), {}, False, True, None, Plan.REFUSE),
+        ("long_forecast", {"city": "Oslo"}, CallPolicy(), {}, False, True, None, Plan.REFUSE),
+        # 2026-07-28 behind a front that streams for 15 minutes: held while the caller waits.
+        ("long_job", {"minutes": 0.5}, STREAMING, {}, False, True, None, Plan.HOLD),
+        ("long_job", {"minutes": 10}, STREAMING, {}, False, True, None, Plan.HANDLE),
         (
             "long_job",
             {"minutes": 10},
@@ -85,6 +117,7 @@ PROTOCOL_2026 = "2026-07-28"
             {},
             False,
             True,
+            None,
             Plan.HOLD,
         ),
         (
@@ -94,6 +127,7 @@ PROTOCOL_2026 = "2026-07-28"
             {},
             False,
             True,
+            None,
             Plan.REFUSE,
         ),
     ],
@@ -106,16 +140,25 @@ def test_what_a_plain_call_becomes(
     headers: dict[str, str],
     resumable: bool,
     sse: bool,
+    known: float | None,
     plan: Plan,
 ) -> None:
     request = resolve_tool(world.root, tool, arguments)
-    assert decide(policy, request, _caller(policy, headers, resumable, sse)).plan is plan
+    assert decide(policy, request, _caller(policy, headers, resumable, sse), lambda: known).plan is plan
 
 
 def _caller(policy: CallPolicy, headers: dict[str, str], resumable: bool, sse: bool) -> Caller:
     """What a caller can do, as its era reads it from these headers (the flow's input)."""
-    wait = policy.client_wait(headers.get(WAIT_HEADER))
-    return Caller(wait_seconds=wait, front=policy.front, accepts_sse=sse, resumable=resumable)
+    accept = {"accept": "application/json, text/event-stream"} if sse else {"accept": "application/json"}
+    call = Call("ann", {**headers, **accept}, Request(1, "tools/call", {}))
+    return caller_of(
+        call,
+        policy,
+        resumable=resumable,
+        answers_inline=not resumable,
+        capabilities=ClientCapabilities({}),
+        tasks=False,
+    )
 
 
 # -- 2025-11-25: the call's own resumable stream --------------------------------------------
@@ -195,7 +238,9 @@ def test_resuming_sends_each_notification_once(legacy: Legacy, world: World) -> 
     lines = [e["data"]["params"]["data"] for e in _messages(again, "notifications/message")]
     assert lines == ["step 2 of 3", "step 3 of 3"]
     progress = [e["data"]["params"]["progress"] for e in _messages(again, "notifications/progress")]
-    assert progress == [3]  # the client had none yet: the latest, once
+    # Its progress went out once (MCP: each value higher than the last): never again, even
+    # to a client that may have lost it (issue 27 item 4).
+    assert progress == []
     assert _response(again, 7) is not None
 
 
@@ -224,9 +269,13 @@ def test_a_long_tool_the_caller_cannot_wait_for_is_handed_to_the_model_as_a_task
     assert {"taskgate_task_status", "taskgate_task_result", "taskgate_task_cancel"} <= tools
     status = legacy.result("tools/call", {"name": "taskgate_task_status", "arguments": {"handle": handle}})
     assert status["structuredContent"]["status"] == "working"
-    waiting = legacy.result("tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}})
-    assert waiting["isError"] is False and "still working" in waiting["content"][0]["text"]
-    world.settle()
+    # A caller that waits for nothing is told at once, and when to ask again…
+    told = legacy.post(
+        "tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}}, **{WAIT_HEADER: "0"}
+    ).json()["result"]
+    assert told["isError"] is False and "still working" in told["content"][0]["text"]
+    assert told["structuredContent"]["askAgainInSeconds"] == 1  # its pollInterval
+    # …one that waits (a 2025 host: 50 s, within the front's 25) is answered once the task ends.
     done = legacy.result("tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}})
     assert done["content"][0]["text"] == "long job done after 4 steps"
     # Owner-scoped: another caller's handle reads as one that never existed.
@@ -303,6 +352,40 @@ def test_a_cancel_of_a_running_hidden_task_stops_it(legacy: Legacy, world: World
     row = world.store.records[record.task_id]
     assert row.status is TaskStatus.CANCELLED
     assert world.workflow.stop_reasons[record.task_id] == "The task was cancelled by the client."
+
+
+def test_a_question_never_reaches_a_call_its_client_cancelled_even_when_a_read_lags(
+    legacy: Legacy, world: World
+) -> None:
+    """Issue 28: a question delivered to a call its client has given up on is answered by the
+    session's callback all the same, and the work runs on. After notifications/cancelled the
+    task's row says cancelled, but the stream's cheap read may lag it: a question is sent only
+    after a read that cannot."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 14,
+        "method": "tools/call",
+        "params": {"name": "long_job", "arguments": {"minutes": 0.5, "ask": True}},
+    }
+    world.memory.on_wait = lambda: None  # the first piece ends before the tool asks
+    first = parse_sse("".join(world.handle(body, legacy.headers()).stream or []))
+    (record,) = world.store.records.values()
+    world.settle()
+    asking = world.store.records[record.task_id]
+    assert asking.status is TaskStatus.INPUT_REQUIRED
+    assert _cancel(legacy, 14) == 202
+    assert world.store.records[record.task_id].status is TaskStatus.CANCELLED
+    read = world.store.get
+
+    def lagging(task_id: str, *, consistent: bool = True) -> Any:
+        return (
+            asking if not consistent and task_id == record.task_id else read(task_id, consistent=consistent)
+        )
+
+    world.store.get = lagging  # type: ignore[method-assign]
+    resumed = parse_sse(legacy.resume(first[-1]["id"]).text)
+    assert _messages(resumed, "elicitation/create") == []
+    assert world.store.records[record.task_id].input_responses == {}
 
 
 def test_a_cancel_that_arrives_before_the_call_means_nothing_runs(legacy: Legacy, world: World) -> None:
@@ -402,9 +485,19 @@ def test_a_slow_reconnect_never_cancels_live_work(legacy: Legacy, world: World) 
 # -- 2026-07-28 ---------------------------------------------------------------------------------
 
 
-def _plain_2026(world: World, name: str, arguments: dict[str, Any], msg_id: int = 1, **extra: str) -> Any:
+def _plain_2026(
+    world: World,
+    name: str,
+    arguments: dict[str, Any],
+    msg_id: int = 1,
+    *,
+    capabilities: dict[str, Any] | None = None,
+    **extra: str,
+) -> Any:
     params = {"name": name, "arguments": arguments}
     body = envelope("tools/call", params, msg_id, tasks=False)
+    if capabilities is not None:
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities
     body["params"]["_meta"]["progressToken"] = f"p{msg_id}"
     body["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
     headers = {**headers_for("tools/call", params), **extra}
@@ -425,8 +518,10 @@ def test_2026_behind_a_buffering_front_gets_a_task_handle_never_a_task(world: Wo
 
 
 def test_2026_with_handles_off_and_nothing_to_hold_the_call_is_told_how_to_use_tasks() -> None:
+    """A client that takes no rounds (it declared no elicitation, sampling or roots: OpenAI
+    Agents); one that does is carried on in rounds (test_plain_rounds.py)."""
     world = World(call_handles=False)
-    reply = _plain_2026(world, "long_job", {"minutes": 0.5})
+    reply = _plain_2026(world, "long_job", {"minutes": 0.5}, capabilities={})
     assert reply.status == 400
     message = reply.body["error"]["message"]
     assert "io.modelcontextprotocol/tasks" in message and "tasks_config" in message
@@ -563,11 +658,13 @@ def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_log
 @pytest.mark.parametrize(
     ("policy", "resumable", "sse", "plan", "wait"),
     [
-        # 2025-11-25: its own stream while the caller waits, then a handle.
+        # 2025-11-25: its own stream while the caller waits, then a handle; without SSE the
+        # request waits on the row as long as its front allows.
         (CallPolicy(), True, True, Plan.STREAM, 50.0),
-        (CallPolicy(), True, False, Plan.HANDLE, 50.0),
-        # 2026-07-28: a handle behind a buffering front, held where the front streams.
-        (CallPolicy(), False, True, Plan.HANDLE, 50.0),
+        (CallPolicy(), True, False, Plan.WAIT, 25.0),
+        # 2026-07-28: waited on for as long as it waits behind a buffering front (3.5 s unless
+        # it says), held where the front streams.
+        (CallPolicy(), False, True, Plan.WAIT, 3.5),
         (CallPolicy(front_streaming=True, front_timeout_seconds=900), False, True, Plan.HOLD, 50.0),
         # Handles off: held to the front's limit, or refused where nothing holds it.
         (
@@ -577,7 +674,7 @@ def test_event_ids_carry_the_cursor_only_once_the_client_has_had_progress_or_log
             Plan.HOLD,
             870.0,
         ),
-        (CallPolicy(handles=False), False, True, Plan.REFUSE, 50.0),
+        (CallPolicy(handles=False), False, True, Plan.REFUSE, 3.5),
     ],
 )
 def test_a_call_whose_tool_hands_a_job_off_lasts_as_long_as_its_caller_waits(
@@ -586,6 +683,6 @@ def test_a_call_whose_tool_hands_a_job_off_lasts_as_long_as_its_caller_waits(
     # run_job declares no expected_seconds (decide runs it inline); its hand_off needs a task.
     request = resolve_tool(world.root, "run_job", {"kind": "glue", "target": "nightly"})
     caller = _caller(policy, {}, resumable, sse)
-    assert decide(policy, request, caller).plan is Plan.INLINE
+    assert decide(policy, request, caller, lambda: 0.1).plan is Plan.INLINE
     decision = decide_job(policy, request, caller)
     assert (decision.plan, decision.wait, decision.expected) == (plan, wait, None)

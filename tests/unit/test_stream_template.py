@@ -237,6 +237,7 @@ def test_the_tuning_is_in_both_functions_fingerprints() -> None:
     assert {
         "InlineCallMaxSeconds",
         "CallWaitSeconds",
+        "CallAnswerWaitSeconds",
         "CallHandles",
         "CallPieceSeconds",
         "HangUpSeconds",

@@ -1,6 +1,8 @@
 """What a tools/call becomes, decided by the flow alone (protocol/calls/flow.py): what the
-caller can do x what kind of tool x how long the caller waits -> one outcome. No era is
-involved: each row is a ``Caller`` value, as an era would read it from its envelope."""
+caller can do x what kind of tool (and what is known of how long it runs) x how long the
+caller waits -> one outcome. No era is involved: each row is a ``Caller`` value, as an era
+would read it from its envelope. Every tool has run before (known quick) except the ``fresh``
+ones, which no run of this code version has timed yet."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from taskgate.domain.durations import duration_key
 from taskgate.domain.model import TaskStatus
 from taskgate.protocol.calls.caller import Caller
 from taskgate.protocol.calls.flow import (
@@ -83,9 +86,25 @@ def _tools() -> ToolRegistry:
         Tool("job", "Hands a Glue job off.", NoInput, _job),
         Tool("required", "Runs only as a task.", NoInput, _quick, task_support="required"),
         Tool("forbidden", "Never a task.", NoInput, _quick, task_support="forbidden"),
+        Tool("fresh", "Quick, but never run yet.", NoInput, _quick),
+        Tool("fresh_asks", "Asks, and never run yet.", NoInput, _asks),
+        Tool("fresh_schema", "A structured result, never run yet.", NoInput, _reading, output_model=Reading),
     ):
         tools.add(found)
     return tools
+
+
+def _world(**settings: Any) -> World:
+    """The tools served, each known quick from an earlier run but the ``fresh`` ones."""
+    world = World(_tools(), **settings)
+    for known in world.tools:
+        if not known.name.startswith("fresh"):
+            world.memory.durations.longest[duration_key(known)] = 40
+    return world
+
+
+# The call's answer came from its hidden task's row, which the request waited on.
+WAITED = "answered after waiting on the row"
 
 
 ELICITS = ClientCapabilities({"elicitation": {}})
@@ -130,7 +149,8 @@ ROWS: list[tuple[str, str, float, Any]] = [
     ("rounds", "prepared", 50, Asks),
     ("rounds", "long", 50, HandedOver),
     ("rounds", "long", 900, HandedOver),
-    ("rounds", "long_schema", 50, Refusal.CANNOT_WAIT),
+    # No handle can stand in for a structured result: carried on in rounds (rounds.py).
+    ("rounds", "long_schema", 50, WAITED),
     ("rounds", "job", 50, HandedOver),
     ("rounds", "required", 50, Refusal.TASK_REQUIRED),
     ("tasks", "quick", 50, Created),
@@ -146,6 +166,19 @@ ROWS: list[tuple[str, str, float, Any]] = [
     ("held", "job", 50, Held),
     ("mute", "asks", 50, MissingCapability),
     ("mute", "quick", 50, Answered),
+    # It takes no rounds (OpenAI Agents): no handle, nothing to carry the call on.
+    ("mute", "long_schema", 50, Refusal.CANNOT_WAIT),
+    # Never run: possibly long, so never inside the request. A caller that waits gets the
+    # result all the same; one that waits for nothing gets a handle.
+    ("resumable", "fresh", 50, Streamed),
+    ("no_sse", "fresh", 50, WAITED),
+    ("rounds", "fresh", 50, WAITED),
+    ("rounds", "fresh", 4, WAITED),
+    ("rounds", "fresh", 0, HandedOver),
+    ("rounds", "fresh_schema", 0, Refusal.CANNOT_WAIT),
+    ("held", "fresh", 900, Held),
+    ("tasks", "fresh", 50, Created),
+    ("mute", "fresh", 50, WAITED),
 ]
 
 
@@ -162,29 +195,40 @@ def _outcome(world: World, caller: Caller, name: str, invocation: Invocation | N
     ("caller", "tool", "wait", "becomes"), ROWS, ids=[f"{c}-{t}-{w}s" for c, t, w, _ in ROWS]
 )
 def test_what_a_tools_call_becomes(caller: str, tool: str, wait: float, becomes: Any) -> None:
-    world = World(_tools())
+    world = _world()
     who = replace(CALLERS[caller], wait_seconds=wait)
     if becomes is MissingCapability:
         with pytest.raises(MissingCapability):
             _outcome(world, who, tool)
         return
     outcome = _outcome(world, who, tool)
+    tasks = list(world.store.records.values())
     if isinstance(becomes, Refusal):
         assert isinstance(outcome, Refused) and (outcome.why, outcome.tool) == (becomes, tool)
+        assert all(t.status is TaskStatus.CANCELLED for t in tasks)  # nothing left running
+        return
+    if becomes == WAITED:
+        # The work ran in the worker, as a task the caller never sees; its result is the answer.
+        assert isinstance(outcome, Answered) and outcome.result["content"][0]["text"] in (
+            "done",
+            '{"celsius":3.0}',
+        )
+        assert [(t.tool, t.status) for t in tasks] == [(tool, TaskStatus.COMPLETED)]
         return
     assert type(outcome) is becomes, outcome
-    tasks = list(world.store.records.values())
     if becomes in (Answered, Asks):
         assert tasks == []  # nothing durable for a call answered in the request
     else:
-        # Exactly one task, the caller's, for this tool; hidden ones watched while streamed or held.
+        # Exactly one task, the caller's, for this tool; hidden ones watched while streamed or
+        # held, and once handed over after a wait until the handle is asked after.
         assert [(t.owner, t.tool, t.status) for t in tasks] == [("ann", tool, TaskStatus.WORKING)]
         watched = tasks[0].watched_until_ms is not None
-        assert watched is (becomes in (Streamed, Held))
+        after_a_wait = isinstance(outcome, HandedOver) and outcome.claim_within_seconds is not None
+        assert watched is (becomes in (Streamed, Held) or after_a_wait)
 
 
 def test_a_caller_that_asks_for_a_task_gets_one_unless_the_tool_cannot_be_one() -> None:
-    world = World(_tools())
+    world = _world()
     caller = CALLERS["resumable"]
     asked = Invocation("quick", {}, task=TaskAsk(ttl_ms=60_000, progress_token="p1", log_level="info"))
     created = _outcome(world, caller, "quick", asked)
@@ -196,7 +240,7 @@ def test_a_caller_that_asks_for_a_task_gets_one_unless_the_tool_cannot_be_one() 
 
 
 def test_a_question_with_something_to_carry_seals_it_for_the_next_round() -> None:
-    world = World(_tools())
+    world = _world()
     caller = replace(CALLERS["rounds"], wait_seconds=50)
     first = _outcome(world, caller, "prepared")
     assert isinstance(first, Asks) and first.request_state is None  # nothing answered yet

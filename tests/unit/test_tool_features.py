@@ -380,7 +380,8 @@ def test_a_task_keeps_the_capabilities_and_never_asks_beyond_them(kit: ToolTeste
     assert refused.status == "failed" and refused.error is not None and refused.error["code"] == -32021
 
 
-def test_2025_sessions_keep_what_initialize_declared(http: TestClient) -> None:
+def test_2025_sessions_keep_what_initialize_declared(http: TestClient, world: World) -> None:
+    world.known_quick("test_sampling")  # run inline, where the refusal comes before any task
     bare = Legacy(http)
     bare.client.capabilities = {"tasks": {}}
     bare.initialize()
@@ -457,6 +458,7 @@ def test_no_request_on_a_2026_response_stream(world: World) -> None:
 def test_a_session_older_than_recorded_capabilities_refuses_nothing(legacy: Legacy, world: World) -> None:
     # A session stored before capabilities were kept with it: nothing is known, nothing refused.
     assert legacy.session_id is not None
+    world.known_quick("sign_in")  # run inline, where the refusal comes before any task
     call = {"name": "sign_in", "arguments": {}}
     refused = legacy.request("tools/call", call)["error"]
     assert refused["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}  # form only

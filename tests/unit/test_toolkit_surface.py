@@ -42,6 +42,7 @@ TOOLS = [
 TESTING = [
     "LogLine",
     "Progress",
+    "ProgressWentBack",
     "Question",
     "Run",
     "ToolTester",

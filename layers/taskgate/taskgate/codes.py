@@ -15,6 +15,9 @@ INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 # JSON-RPC leaves -32000..-32099 to implementations; MCP has not claimed this one.
 TASK_LIMIT_REACHED = -32000
+# A tool run inside the request ran past what its front allows and was stopped (the code
+# the MCP SDKs give a request that timed out, so a client reads it as one).
+REQUEST_TIMED_OUT = -32001
 # MCP 2026-07-28: routing headers that disagree with the body (SEP-2243).
 HEADER_MISMATCH = -32020
 # MCP 2026-07-28: the request needs a client capability it did not declare.

@@ -119,15 +119,22 @@ class LimitSettings(Group):
 class CallSettings(Group):
     """What a plain call of a long tool becomes (protocol/calls/policy.py ``CallPolicy``)."""
 
-    # Plain (non-task) calls of long tools (protocol/calls/plan.py). A tool expected to
-    # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
-    # hidden task, not inside the request.
+    # Plain (non-task) calls of long tools (protocol/calls/plan.py). Only a tool known to run
+    # no longer than inline_call_max_seconds (its @tool expected_seconds, or learned from its
+    # runs: domain/durations.py) runs inside the request; any other runs as a hidden task.
     inline_max_seconds: float = Field(default=10.0, ge=0, le=25, validation_alias="inline_call_max_seconds")
-    # How long a plain caller is assumed to wait for its answer (the TypeScript SDK's
-    # request timeout is 60 s); past it, the call is answered with a handle the model
-    # drives (status, result and cancel tools). A client may say it waits longer
-    # (header Taskgate-Wait-Seconds). 0: always a handle.
+    # How long a 2025-11-25 plain caller (or one whose answer streams) is assumed to wait for
+    # its answer (the TypeScript SDK's request timeout is 60 s); past it, the call is answered
+    # with a handle the model drives (status, result and cancel tools). A client may say how
+    # long it waits (header Taskgate-Wait-Seconds). 0: always a handle.
     wait_seconds: float = Field(default=50.0, ge=0, le=86_400, validation_alias="call_wait_seconds")
+    # How long any other plain caller that does not say is assumed to wait for one response
+    # (a request waiting on a hidden task's row, taskgate_task_result), from the request's
+    # arrival: 2026-07-28 hosts cannot be told apart, and OpenAI Agents gives up at 5 s (a
+    # cold start and the network come before the arrival).
+    answer_wait_seconds: float = Field(
+        default=3.5, ge=0, le=86_400, validation_alias="call_answer_wait_seconds"
+    )
     # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
     handles: bool = Field(default=True, validation_alias="call_handles")
     # The longest one response of a plain call's resumable stream (2025-11-25) runs before
@@ -381,7 +388,9 @@ class Settings(BaseModel):
     # The Secrets Manager secret whose value seals a plain call's requestState (every
     # instance must share it); unset: a key made by this process (one local server).
     request_state_secret_arn: str = ""
-    request_state_ttl_seconds: Positive = 600
+    # How long a person may take to answer a question asked in a round of a plain call (its
+    # hidden task waiting on the answer is not a hang-up until then).
+    request_state_ttl_seconds: Positive = 1800
     # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
     # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
     tool_environment: str = ""

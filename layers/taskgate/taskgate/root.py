@@ -14,6 +14,7 @@ cipher load with the first request (or function) that uses them, never at an API
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import time
@@ -33,6 +34,7 @@ from .protocol.calls.flow import ToolCallFlow
 from .protocol.calls.policy import CallPolicy
 from .protocol.calls.services import AuditHook
 from .protocol.calls.slots import InlineSlots
+from .protocol.calls.waiting import RowWait
 from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.v2026 import Era2026
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
     from .auth.resource import SignIn
     from .domain.callbacks import CallbackService
     from .domain.calls import PlainCalls
+    from .domain.durations import DurationStore, ToolDurations
+    from .domain.holds import Holds
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.worker import Worker
@@ -69,6 +73,8 @@ class Ports:
     blobs: Callable[[], BlobStore | None]
     # The secret(s) that seal requestState: every instance of a deployment must share them.
     request_state_keys: Callable[[], Sequence[bytes]]
+    # What is learned of each tool's duration (domain/durations.py).
+    durations: Callable[[], DurationStore]
     clock: Clock = now_ms
     # What a waiting 2025-11-25 stream sleeps with and measures its budget by.
     sleep: Callable[[float], None] = time.sleep
@@ -183,7 +189,10 @@ class Taskgate:
 
     @once
     def policy(self) -> CallPolicy:
-        return self.settings.calls.value()
+        # A refusal names the deployment's streaming endpoint only where it has one.
+        return dataclasses.replace(
+            self.settings.calls.value(), streaming_url=self.settings.sign_in.stream_resource_url
+        )
 
     @once
     def tool_calls(self) -> ToolCallFlow:
@@ -196,6 +205,35 @@ class Taskgate:
         from .domain.calls import PlainCalls
 
         return PlainCalls(self.tasks, self.sessions, self.ports.clock)
+
+    @once
+    def durations(self) -> ToolDurations:
+        """What is known of each tool's duration: read by the flow, noted by the worker."""
+        from .domain.durations import ToolDurations
+
+        return ToolDurations(self.ports.durations(), self.ports.clock, self.ports.monotonic)
+
+    @once
+    def holds(self) -> Holds:
+        """The places each owner's long-held requests take (domain/holds.py): held calls, and
+        requests waiting on a task's row."""
+        from .domain.holds import Holds
+
+        return Holds(
+            self.sessions,
+            places=self.policy.max_held_calls_per_owner,
+            # As long as the task is kept for its held call: renewed at the same pace.
+            lease_ms=self.policy.hang_up_ms,
+            clock=self.ports.clock,
+            unlimited=frozenset([self.settings.anonymous_owner]),
+        )
+
+    @once
+    def row_wait(self) -> RowWait:
+        """How a request waits on a hidden task's row (protocol/calls/waiting.py)."""
+        return RowWait(
+            self.tasks, self.inline, holds=self.holds, sleep=self.ports.sleep, monotonic=self.ports.monotonic
+        )
 
     @once
     def inline(self) -> InlineSlots:
@@ -261,6 +299,8 @@ class Taskgate:
             max_runtime_ms=self.times.max_runtime_ms,
             yield_margin_ms=self.times.yield_margin_ms,
             callback_base_url=self.settings.sign_in.public_url,
+            durations=self.durations,
+            monotonic=self.ports.monotonic,
         )
 
     @once
@@ -285,20 +325,10 @@ class Taskgate:
 
             return catalog_methods(self)
 
-        from .domain.holds import Holds
-
-        holds = Holds(
-            self.sessions,
-            places=self.policy.max_held_calls_per_owner,
-            # As long as the task is kept for its held call: renewed at the same pace.
-            lease_ms=self.policy.hang_up_ms,
-            clock=self.ports.clock,
-            unlimited=frozenset([self.settings.anonymous_owner]),
-        )
         held = HeldCalls(
             self.tasks,
             self.inline,
-            holds=holds,
+            holds=self.holds,
             watch_ms=self.policy.hang_up_ms,
             refresh_seconds=self.policy.piece_seconds,
             sleep=self.ports.sleep,

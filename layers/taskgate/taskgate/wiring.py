@@ -18,12 +18,13 @@ from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .config import Settings
 from .lazy import Lazy
-from .protocol.wire.request_state import ephemeral_keys
+from .protocol.wire.request_state import ephemeral_source
 from .root import Ports, Taskgate
 
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
+    from .domain.durations import DurationStore
     from .domain.sessions import SessionStore
     from .jobs.vocabulary import Jobs
 
@@ -39,6 +40,13 @@ def aws_ports(settings: Settings) -> Ports:
 
         return DynamoDBSessionStore(dynamodb, settings.task_table, ports.clock)
 
+    def durations() -> DurationStore:
+        from .adapters.dynamodb_durations import DynamoDBDurationStore  # with the first plain call
+
+        return DynamoDBDurationStore(dynamodb, settings.task_table, ports.clock)
+
+    own_key = ephemeral_source()
+
     def request_state_keys() -> Sequence[bytes]:
         """The stack's secret, its current value (which seals) and its previous one (which
         still opens: a rotation breaks no call in flight); without one configured, a key of
@@ -48,7 +56,7 @@ def aws_ports(settings: Settings) -> Ports:
             logging.getLogger(__name__).warning(
                 "REQUEST_STATE_SECRET_ARN is not set: requestState is sealed with a per-process key"
             )
-            return ephemeral_keys()
+            return own_key()
         from .adapters.secrets import SecretsManagerSecret
 
         return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).versions()
@@ -102,6 +110,7 @@ def aws_ports(settings: Settings) -> Ports:
             settings.previous_state_machine_arns,
         ),
         sessions=sessions,
+        durations=durations,
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,
         request_state_keys=request_state_keys,
         jobs=jobs,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import time
 import traceback
 from importlib.metadata import version
@@ -25,7 +26,7 @@ from typing import Any
 from mcp import Client, types
 from mcp.shared.exceptions import MCPError
 
-SCENARIOS = ("mrtr", "tampered", "long_handle")
+SCENARIOS = ("mrtr", "tampered", "long_handle", "undeclared", "handle_turns", "handle_question")
 
 
 class Recorder:
@@ -76,11 +77,25 @@ def _texts(result: Any) -> list[str]:
     return [c.text for c in result.content if getattr(c, "type", None) == "text"]
 
 
+def _server(url: str) -> Any:
+    """The URL, or (``TASKGATE_WAIT`` set) a transport that says how long this client waits for
+    a call (the header ``Taskgate-Wait-Seconds``, as a host's user would configure it)."""
+    wait = os.environ.get("TASKGATE_WAIT")
+    if not wait:
+        return url
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(
+        url, http_client=create_mcp_http_client(headers={"Taskgate-Wait-Seconds": wait})
+    )
+
+
 async def run(url: str, scenario: str) -> dict[str, Any]:
     rec = Recorder()
     out: dict[str, Any] = {"client": "mcp2", "version": version("mcp"), "scenario": scenario}
     async with Client(
-        url,
+        _server(url),
         elicitation_callback=rec.elicit,
         sampling_callback=rec.sample,
         list_roots_callback=rec.roots,
@@ -138,6 +153,61 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             cancel = await client.call_tool("taskgate_task_cancel", {"handle": handle})
             out["status"] = status.structured_content
             out["cancel"] = cancel.structured_content
+        elif scenario == "undeclared":
+            # A 9 s tool that declares nothing (issue 27), behind a front that cuts at 7 s with a
+            # 6 s function: the result or a task handle inside the cut, never the cut itself.
+            started = time.monotonic()
+            first = await client.call_tool("undeclared_work", {"seconds": 9, "run": "mcp2"})
+            out["answeredAt"] = round(time.monotonic() - started, 2)
+            out["first"] = {"texts": _texts(first), "structured": first.structured_content}
+            handle = (first.structured_content or {}).get("handle")
+            calls = 0
+            while handle and calls < 20:
+                calls += 1
+                got = await client.call_tool("taskgate_task_result", {"handle": handle})
+                if (got.structured_content or {}).get("status") in (None, "completed"):
+                    out["result"] = {"texts": _texts(got), "structured": got.structured_content}
+                    break
+            out["resultCalls"] = calls
+            out["finishedAt"] = round(time.monotonic() - started, 2)
+        elif scenario == "handle_turns":
+            # A tool that declares nothing, HANDLE_SECONDS long, driven to its result through its
+            # handle as a model would: taskgate_task_result until it answers with the result.
+            seconds = float(os.environ.get("HANDLE_SECONDS", "45"))
+            started = time.monotonic()
+            run_name = os.environ.get("HANDLE_RUN", "turns")
+            first = await client.call_tool("undeclared_work", {"seconds": seconds, "run": run_name})
+            out["answeredAt"] = round(time.monotonic() - started, 2)
+            out["first"] = {"texts": _texts(first), "structured": first.structured_content}
+            handle = (first.structured_content or {}).get("handle")
+            calls: list[float] = []
+            while handle and len(calls) < 60:
+                got = await client.call_tool("taskgate_task_result", {"handle": handle})
+                calls.append(round(time.monotonic() - started, 2))
+                if (got.structured_content or {}).get("status") in (None, "completed"):
+                    out["result"] = {"texts": _texts(got)}
+                    break
+            out["resultCalls"] = calls
+        elif scenario == "handle_question":
+            # A tool that asks after the call was handed over: the model sees the question in
+            # taskgate_task_status, and nothing it could answer it with.
+            first = await client.call_tool("half_way_question", {"steps": 18, "pause": 1.0})
+            handle = (first.structured_content or {}).get("handle")
+            out["handed"] = handle is not None
+            status: Any = None
+            for _ in range(40):
+                status = await client.call_tool("taskgate_task_status", {"handle": handle})
+                if (status.structured_content or {}).get("status") == "input_required":
+                    break
+                await asyncio.sleep(0.5)
+            out["status"] = {"texts": _texts(status), "structured": status.structured_content}
+            tools = await client.list_tools()
+            out["handleSchemas"] = {
+                t.name: sorted((t.input_schema or {}).get("properties", {}))
+                for t in tools.tools
+                if t.name.startswith("taskgate_task_")
+            }
+            await client.call_tool("taskgate_task_cancel", {"handle": handle})
     return out
 
 

@@ -6,8 +6,9 @@ Run with the venv that ``setup.sh`` makes (``.tools/clients2025/py``):
 exits 0 whenever it could report (the test asserts on the JSON), 2 on usage.
 
 Only the SDK's own APIs: ``ClientSession(sampling_callback=..., logging_callback=...)``,
-``session.set_logging_level``, ``session.call_tool`` (its ``progress_callback`` too) and
-``session.experimental.call_tool_as_task`` / ``get_task_result``.
+``session.set_logging_level``, ``session.call_tool`` (its ``progress_callback`` too),
+``elicitation_callback``, ``message_handler`` and ``session.experimental.call_tool_as_task`` /
+``get_task_result``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,29 @@ from mcp.shared.exceptions import McpError
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
-SCENARIOS = ("logging", "sample_plain", "sample_task", "content", "no_sampling", "long_plain")
+SCENARIOS = (
+    "logging",
+    "sample_plain",
+    "sample_task",
+    "content",
+    "no_sampling",
+    "long_plain",
+    "half_way_plain",
+    "half_way_task",
+    "undeclared_plain",
+    "undeclared_abandoned",
+    "undeclared_quick",
+    "warm",
+)
+# The undeclared tool's runs (issue 27): its run name and seconds, by scenario.
+UNDECLARED = {
+    "undeclared_plain": ("py-plain", 9.0),
+    # Longer than the hang-up (9 s at the least, with 2 s pieces) after which it must stop.
+    "undeclared_abandoned": ("py-abandoned", 25.0),
+    "undeclared_quick": ("py-quick", 1.5),
+}
+# The progress token a task's call carries (the SDK's call_tool_as_task takes none of its own).
+TASK_TOKEN = "half-way-task"
 CALL_TIMEOUT = timedelta(seconds=90)
 
 
@@ -43,6 +66,9 @@ class Recorder(logging.Handler):
         self.progress: list[float] = []
         self.warnings: list[str] = []
         self.exceptions: list[str] = []
+        # Every progress notification the session saw (its message_handler), and the questions.
+        self.notified: list[dict[str, Any]] = []
+        self.asked: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         self.warnings.append(f"{record.name}: {record.getMessage()}"[:500])
@@ -76,6 +102,15 @@ class Recorder(logging.Handler):
     async def on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             self.exceptions.append(f"{type(message).__name__}: {message}"[:500])
+        elif isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ProgressNotification
+        ):
+            params = message.root.params
+            self.notified.append({"token": params.progressToken, "progress": params.progress})
+
+    async def on_elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"ok": True})
 
 
 def _texts(result: types.CallToolResult) -> list[str]:
@@ -94,6 +129,7 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             write,
             read_timeout_seconds=CALL_TIMEOUT,
             sampling_callback=sampling,
+            elicitation_callback=rec.on_elicit if scenario.startswith("half_way") else None,
             logging_callback=rec.on_log,
             message_handler=rec.on_message,
         ) as session,
@@ -146,6 +182,44 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
                 "slow_compute", {"seconds": 14, "label": "py"}, progress_callback=on_progress
             )
             out.update(isError=result.isError, texts=_texts(result), progress=times)
+            out["answeredAt"] = round(time.monotonic() - started, 2)
+        elif scenario == "half_way_plain":
+            # Asks half way through its loop, with no checkpoint: it runs again from the top
+            # once answered; the progress_callback must see each value once, rising.
+            result = await session.call_tool(
+                "half_way_question", {"steps": 18, "pause": 0.3}, progress_callback=rec.on_progress
+            )
+            out.update(isError=result.isError, texts=_texts(result), progress=rec.progress, asked=rec.asked)
+        elif scenario == "half_way_task":
+            # mcp 1.30.0 hands a task's progress to no progress_callback (call_tool_as_task takes
+            # none): the call carries a token, and the session's message handler sees them.
+            created = await session.experimental.call_tool_as_task(
+                "half_way_question", {"steps": 18, "pause": 0.3}, meta={"progressToken": TASK_TOKEN}
+            )
+            result = await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+            values = [n["progress"] for n in rec.notified if n["token"] == TASK_TOKEN]
+            out.update(isError=result.isError, texts=_texts(result), progress=values, asked=rec.asked)
+        elif scenario == "warm":
+            # A short task of another tool: the worker has run (its code loaded), as in use.
+            created = await session.experimental.call_tool_as_task(
+                "long_work", {"seconds": 0.2, "run": "warm"}
+            )
+            result = await session.experimental.get_task_result(created.task.taskId, types.CallToolResult)
+            out.update(isError=result.isError, texts=_texts(result))
+        elif scenario in UNDECLARED:
+            # A tool that declares nothing (as the README's first tool): not yet known to be
+            # quick, so a hidden task on the call's own stream, whatever it turns out to take.
+            run_name, seconds = UNDECLARED[scenario]
+            started = time.monotonic()
+            stamps: list[list[float]] = []
+
+            async def on_stamp(progress: float, total: float | None, message: str | None) -> None:
+                stamps.append([round(time.monotonic() - started, 2), progress, total or 0])
+
+            result = await session.call_tool(
+                "undeclared_work", {"seconds": seconds, "run": run_name}, progress_callback=on_stamp
+            )
+            out.update(isError=result.isError, texts=_texts(result), progress=stamps)
             out["answeredAt"] = round(time.monotonic() - started, 2)
         elif scenario == "no_sampling":
             try:

@@ -95,7 +95,7 @@ export async function main(adapter) {
   emit("client", { name, version, progress, elicitation });
   try {
     if (!(await timed("open", () => adapter.open(url)))) return;
-    const longArgs = { seconds: Number(seconds), [LONG_TOOL === "long_work" ? "run" : "label"]: run };
+    const longArgs = { seconds: Number(seconds), [LONG_TOOL === "slow_compute" ? "label" : "run"]: run };
     if (phase === "cancel") {
       await timed("cancel", async () => {
         const how = await adapter.cancel(LONG_TOOL, longArgs, ABORT_AFTER);

@@ -27,8 +27,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 ABORT_AFTER = 3.0
-# The 45 s tool: the fixture ``long_work`` (tests/fixture_tools.py), or where only the deployed
-# tools exist (sam local start-api on the built layer) the conformance fixture ``slow_compute``.
+# The 45 s tool: the fixture ``long_work`` (tests/fixture_tools.py), ``undeclared_work`` (the same,
+# declaring nothing: issue 27), or where only the deployed tools exist (sam local start-api on the
+# built layer) the conformance fixture ``slow_compute``.
 LONG_TOOL = os.environ.get("HOSTS_LONG_TOOL", "long_work")
 QUICK_NAME = "host"
 ELICIT_FILE = "report.csv"
@@ -120,7 +121,7 @@ async def run(adapter: Adapter, url: str, phase: str, run_name: str, seconds: fl
         await adapter.close()
         return
     try:
-        name_key = "run" if LONG_TOOL == "long_work" else "label"
+        name_key = "label" if LONG_TOOL == "slow_compute" else "run"
         long_args = {"seconds": seconds, name_key: run_name}
         if phase == "cancel":
 

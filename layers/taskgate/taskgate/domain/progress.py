@@ -2,6 +2,15 @@
 reports and the lines it logs, kept in the task row for the streams that carry them to
 the caller (domain/worker.py writes them; protocol/wire/task_events.py reads them).
 
+Progress only goes forward (MCP: each notification's ``progress`` value must increase). A tool
+that asks runs again from the top once answered, and one that checkpoints resumes in a new
+step, so the values it reports may repeat or fall. Two writes keep what a client sees rising:
+the step stores a report's numbers only when they rise above the row's (its statusMessage and
+log lines are stored whatever the value, so they still tell what happens), and a stream sends a
+progress notification only after a conditional write has raised the highest value sent for its
+token on the task (``TaskStore.claim_progress``), so no replay, resumed piece or second stream
+sends a value twice or a lower one.
+
 A row holds at most 400 KB, so what it keeps of them is bounded: the last progress
 report (its message cut like a statusMessage) and a window of the latest log lines, each
 line and the window as a whole within a byte budget; older lines fall out of the window,
@@ -11,6 +20,8 @@ and the count of lines logged tells a reader how many it missed.
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +58,20 @@ def with_report(row: TaskRecord, report: ProgressReport) -> TaskRecord:
         log_lines=report.log_lines,
         log_count=report.log_count,
     )
+
+
+# Whether a progress value may be sent for a token now (TaskService.claim_progress, bound to a task).
+ProgressClaim = Callable[[str | int, float], bool]
+
+
+def progress_key(token: str | int) -> str:
+    """A progress token as the task keeps its highest value sent: 1 and "1" are two tokens."""
+    return json.dumps(token, separators=(",", ":"))
+
+
+def rises(progress: Progress | None, value: float) -> bool:
+    """Whether a report of ``value`` moves the stored numbers forward."""
+    return progress is None or value > progress.progress
 
 
 def bounded_progress(value: float, total: float | None, message: str | None) -> Progress:

@@ -6,6 +6,7 @@ which change to ask for and what a lost race means, never by read-then-write.
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from .job_watch import JOB_STATUS_INTERVAL_MS, JobWatch
 from .limits import Limits
 from .model import NewTask, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
+from .progress import ProgressClaim
 from .results import ResultPart, ResultStore
 
 logger = logging.getLogger(__name__)
@@ -176,19 +178,36 @@ class TaskService:
         now = self._clock()
         return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 
-    def submit_input(self, owner: str, task_id: str, responses: dict[str, Any]) -> None:
+    def take_round(self, owner: str, task_id: str, number: int, watch_ms: int | None = None) -> TaskRecord:
+        """Take round ``number`` of the plain call the owner's hidden task answers: each is
+        taken once (TransitionRejected for a round taken before, or a task that is missing
+        or another owner's; TaskNotFound once it has expired). ``watch_ms``: its caller is
+        expected back within it."""
+        until = self._clock() + watch_ms if watch_ms is not None else None
+        record = self._store.take_round(task_id, owner, number, until)
+        if record.expired(self._clock()):
+            raise TaskNotFound(task_id, "Task has expired")
+        return self._watch.refresh(record)
+
+    def submit_input(
+        self, owner: str, task_id: str, responses: dict[str, Any], *, parking: str | None = None
+    ) -> None:
         """Record answers; the answer that completes the outstanding questions resumes
         the work. Which answer that is, the store's conditional write decides (never
         a read made before it), so answers arriving together cannot all wait for
         each other.
 
         Keys that are not outstanding (never asked, already answered, or sent
-        after the task moved on) are ignored, which makes retries safe.
+        after the task moved on) are ignored, which makes retries safe. With ``parking``
+        (``TaskRecord.parking``), only questions of that parking are answered: answers to
+        questions the task has moved past are never taken for newer ones with the same key.
         """
         self.limits.check_answers(responses)
         for _ in range(_ANSWER_ATTEMPTS):
             record = self._read(owner, task_id)
             if record.status is not TaskStatus.INPUT_REQUIRED or not record.task_token:
+                return
+            if parking is not None and record.parking != parking:
                 return
             accepted = {k: v for k, v in responses.items() if k in record.input_requests}
             if not accepted:
@@ -245,6 +264,15 @@ class TaskService:
         # The job it waited on, too (the row keeps which, as the cancel wrote it).
         self._ender.stop(task_id, message, record.execution_arn, cancelled.job)
         return Cancellation(cancelled, cancelled_now=True)
+
+    def claim_progress(self, task_id: str, token: str | int, value: float) -> bool:
+        """Whether progress ``value`` may be sent for ``token`` now: True once, for a value
+        above every one sent for it before (domain/progress.py)."""
+        return self._store.claim_progress(task_id, token, value)
+
+    def progress_claim(self, task_id: str) -> ProgressClaim:
+        """``claim_progress`` for one task: what a stream sending its progress asks."""
+        return functools.partial(self.claim_progress, task_id)
 
     def watch(self, task_id: str, within_ms: int | None) -> bool:
         """Expect the caller of a plain call's hidden task back within ``within_ms`` (None:

@@ -37,14 +37,15 @@ from ..tools.context import (
 )
 from ..tools.input import ClientCapabilities
 from ..tools.peer import Peer, at_least
-from ..tools.registry import ToolRegistry
+from ..tools.registry import Tool, ToolRegistry
 from . import callbacks, history
+from .durations import ToolDurations
 from .ending import HUNG_UP, TaskEnder
 from .errors import PayloadTooLarge, ServiceUnavailable, TransitionRejected
 from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, Limits, json_size, map_size, row_size
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
-from .progress import ProgressReport, bounded_line, bounded_progress, with_line, with_report
+from .progress import ProgressReport, bounded_line, bounded_progress, rises, with_line, with_report
 from .results import ResultStore
 
 logger = logging.getLogger(__name__)
@@ -162,13 +163,17 @@ class _StoreControl:
 
     def progress(self, status: str, value: float, total: float | None, message: str | None) -> None:
         last = self._next()
-        self._pending = dataclasses.replace(
-            last,
-            # A progress report never fails a task: an overlong message is cut.
-            message=cut(status, MAX_STATUS_MESSAGE_BYTES),
-            progress=bounded_progress(value, total, message),
-            progress_count=last.progress_count + 1,
-        )
+        # A progress report never fails a task: an overlong message is cut.
+        report = dataclasses.replace(last, message=cut(status, MAX_STATUS_MESSAGE_BYTES))
+        if rises(last.progress, value):
+            # Numbers that do not rise (a tool run again from the top after a question, or
+            # resumed from a checkpoint) are not stored: no stream could send them.
+            report = dataclasses.replace(
+                report,
+                progress=bounded_progress(value, total, message),
+                progress_count=last.progress_count + 1,
+            )
+        self._pending = report
         self._write_if_due()
 
     def log(self, level: str, data: Any) -> None:
@@ -330,8 +335,12 @@ class Worker:
         yield_margin_ms: int,
         history_budget: int = history.HISTORY_BUDGET,
         callback_base_url: str = "",
+        durations: ToolDurations | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._callback_base_url = callback_base_url
+        self._durations = durations
+        self._monotonic = monotonic
         self._store = store
         self._limits = limits
         self._tools = tools
@@ -398,13 +407,10 @@ class Worker:
             job_outcomes=record.job_outcomes,
         )
         contexts.append(ctx)
+        result, raised = self._run_body(tool, record, ctx)
         try:
-            try:
-                result = tool.run(record.arguments, ctx)
-            finally:
-                # Before the outcome is written: a client that sees the task end (or park)
-                # finds nothing of this step left on the machine.
-                ctx.close()
+            if raised is not None:
+                raise raised
         except InputNeeded as need:
             if not control.flush():
                 return _NOTHING  # cancelled while the tool ran: never park
@@ -449,6 +455,29 @@ class Worker:
         if not control.flush():
             return _NOTHING  # cancelled while the tool ran: cancelled stays cancelled
         return self._complete(record, result, control.row)
+
+    def _run_body(self, tool: Tool, record: TaskRecord, ctx: ToolContext) -> tuple[Any, Exception | None]:
+        """The tool's body: its result, or what it raised (for the step to read). How long it
+        ran is learned before any outcome is written (domain/durations.py), so a caller that
+        sees the task end finds the tool's time known; a body cut short by a cancel, or by
+        AWS trouble the step is retried for, says nothing of how long the tool runs."""
+        started = self._monotonic()
+        outcome: tuple[Any, Exception | None]
+        try:
+            outcome = tool.run(record.arguments, ctx), None
+        except Exception as exc:  # the step reads each kind
+            outcome = None, exc
+        finally:
+            # Before the outcome is written: a client that sees the task end (or park)
+            # finds nothing of this step left on the machine.
+            ctx.close()
+        if not isinstance(outcome[1], (TaskCancelled, ServiceUnavailable)):
+            self._learn(tool, self._monotonic() - started)
+        return outcome
+
+    def _learn(self, tool: Tool, seconds: float) -> None:
+        if self._durations is not None:
+            self._durations.note(tool, seconds)
 
     def _complete(self, record: TaskRecord, result: dict[str, Any], row: TaskRecord) -> StepOutcome:
         is_error = bool(result.get("isError"))

@@ -8,6 +8,9 @@ points at (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``, ``TASK_TABLE``, ``STATE_MACHIN
 ``TASKGATE_SIGN_IN=dev`` (``make serve-signin``) adds the whole sign-in against a
 development identity provider on ``IDP_PORT`` (the next port by default): sign_in.py.
 ``STREAM_PORT`` adds the streaming endpoint (StreamingApi) on that port: streaming.py.
+``TASKGATE_LAMBDA=1`` (``make serve LAMBDA=1``) runs the API function as Lambda does: an
+environment per concurrent request, frozen once it has answered, killed at its timeout
+(lambda_mode.py).
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .. import wiring
-from . import aws_calls, server, streaming
+from . import aws_calls, lambda_mode, server, streaming
 from . import sign_in as dev_sign_in
 from .dev_auth import DevAuthMiddleware, parse_tokens
+from .endpoint import LocalEndpoint
+from .process import free_port
 from .runtime import EmbeddedAws
 
 # The caller is the socket's peer, as API Gateway's sourceIp is the connection's: uvicorn
@@ -68,22 +73,35 @@ def app() -> ASGIApp:
         idp_port = int(os.environ.get("IDP_PORT", str(port + 1)))
         provider = dev_sign_in.prepare(os.environ, host, port, idp_port)
     stream_url = streaming.prepare(os.environ, shown)
+    in_lambda = lambda_mode.enabled(os.environ)
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
-        EmbeddedAws().start()
+        if in_lambda:
+            # The API's environments are processes of their own: AWS over HTTP, the worker here.
+            LocalEndpoint(host="127.0.0.1", port=free_port()).start()
+        else:
+            EmbeddedAws().start()
     root = dev_sign_in.with_test_documents(wiring.root())
     wiring.reset(to=root)
     settings = root.settings
     interval = float(os.environ.get("SWEEP_INTERVAL_SECONDS", "60"))
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
     # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
-    served = root.app()
     root.tools  # noqa: B018 - the tool modules load now, before the start line, not at the first call
     stream = streaming.stream_root(os.environ, root).app() if stream_url else None
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
     if tokens and settings.sign_in.auth_mode & {"USER", "CLIENT"}:
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
+    served: ASGIApp
+    if in_lambda:
+        # Each environment applies the development tokens itself (lambda_env.py).
+        service = lambda_mode.service(os.environ, settings.calls.front_timeout_seconds)
+        print(f"Lambda mode: {lambda_mode.describe(service)}", flush=True)
+        served = service.app
+    else:
+        served = root.app()
     if tokens:
-        served = DevAuthMiddleware(served, parse_tokens(tokens))
+        if not in_lambda:
+            served = DevAuthMiddleware(served, parse_tokens(tokens))
         stream = DevAuthMiddleware(stream, parse_tokens(tokens)) if stream is not None else None
     if provider is not None:
         # The identity provider on its own origin, as Cognito's domain is.

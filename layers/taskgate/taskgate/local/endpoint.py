@@ -271,9 +271,7 @@ class LocalEndpoint:
         resources = EmbeddedAws(self.root)
         resources._create_resources()
         self.state_machine_arn = resources.state_machine_arn
-        os.environ["TASK_TABLE"] = TABLE_NAME
-        os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
-        os.environ["RESULT_BUCKET"] = RESULT_BUCKET
+        os.environ.update(resources.environment())
         if self.worker is None:
             from .. import wiring
             from .runtime import _LambdaContext, _load_worker_handler

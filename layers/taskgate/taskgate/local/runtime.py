@@ -183,17 +183,23 @@ class EmbeddedAws:
         self._mock.start()
         moto_fixes.apply(self._invoke_worker)
         self._create_resources()
-        os.environ["TASK_TABLE"] = self.table_name
-        os.environ["STATE_MACHINE_ARN"] = self.state_machine_arn
-        os.environ["RESULT_BUCKET"] = RESULT_BUCKET
-        os.environ["REQUEST_STATE_SECRET_ARN"] = self.request_state_secret_arn
-        os.environ["PIPELINE_STATE_MACHINE_ARN"] = self.pipeline_arn
-        os.environ["OAUTH_SIGNING_SECRET_ARN"] = self.sign_in_key_secret_arn
+        os.environ.update(self.environment())
         wiring.reset()
         self._worker = _load_worker_handler(self.root)
         readable_traces()  # the handler has just configured the library's loggers
         self.handlers[self.worker_version] = self._worker.handler
         return self
+
+    def environment(self) -> dict[str, str]:
+        """The functions' settings that name these resources (the template's environment)."""
+        return {
+            "TASK_TABLE": self.table_name,
+            "STATE_MACHINE_ARN": self.state_machine_arn,
+            "RESULT_BUCKET": RESULT_BUCKET,
+            "REQUEST_STATE_SECRET_ARN": self.request_state_secret_arn,
+            "PIPELINE_STATE_MACHINE_ARN": self.pipeline_arn,
+            "OAUTH_SIGNING_SECRET_ARN": self.sign_in_key_secret_arn,
+        }
 
     def stop(self) -> None:
         if self._mock is not None:

@@ -13,11 +13,24 @@ removes it, as ``taskgate.local``). ``taskgate.testing.memory`` holds the in-mem
 tester (and taskgate's own tests and bench) build the composition root on.
 """
 
-from .kit import LogLine, Progress, Question, Run, ToolTester, accept, decline, dismiss, roots, sampled
+from .kit import (
+    LogLine,
+    Progress,
+    ProgressWentBack,
+    Question,
+    Run,
+    ToolTester,
+    accept,
+    decline,
+    dismiss,
+    roots,
+    sampled,
+)
 
 __all__ = [
     "LogLine",
     "Progress",
+    "ProgressWentBack",
     "Question",
     "Run",
     "ToolTester",

@@ -27,6 +27,7 @@ import dataclasses
 import importlib
 import inspect
 import json
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -133,6 +134,13 @@ class Question:
         return value if isinstance(value, str) else None
 
 
+class ProgressWentBack(UserWarning):
+    """A tool reported progress no higher than before once it ran again from the top (a
+    question answered, a job ended): its client is sent none of it (MCP requires each value to
+    be higher), and the work before the question was done twice. ``ctx.checkpoint`` the loop's
+    position before asking, and resume from ``ctx.state``."""
+
+
 class Run:
     """One tool call from a ``ToolTester``: a task (``start``) or a plain call (``call``),
     followed through every question until it ends. Everything is already settled when a
@@ -166,6 +174,10 @@ class Run:
         self.logs: list[LogLine] = []
         # How many times the tool function was entered (once, plus once per answered round).
         self.runs = 0
+        # The highest progress value of the runs before this one, and of this one.
+        self._high_before: float | None = None
+        self._high: float | None = None
+        self._warned = False
         self._request_state: str | None = None
         self._cancel_after: int | None = None
         self._descriptor = tool.describe(with_task_support=False)
@@ -457,6 +469,15 @@ class Run:
             self.result = {k: v for k, v in (task.get("result") or {}).items() if k != "resultType"}
         self.error = task.get("error")
 
+    def _ran_again(self) -> None:
+        """The tool function is entered once more: what it reported so far came before."""
+        self.runs += 1
+        if self._high is not None:
+            self._high_before = (
+                self._high if self._high_before is None else max(self._high_before, self._high)
+            )
+        self._high = None
+
     def _ended(self, status: str, *, result: dict[str, Any] | None = None, error: Any = None) -> None:
         self.status, self.result, self.error = status, result, error
         self.questions = {}
@@ -466,6 +487,20 @@ class Run:
             # A cancel is seen at the tool's next report (in a deployment, at the next one
             # written: at most one per poll interval), which raises in the tool.
             raise TaskCancelled(ctx.task_id)
+        before = self._high_before
+        if before is not None and report.progress <= before and not self._warned:
+            self._warned = True
+            warnings.warn(
+                ProgressWentBack(
+                    f"tool {self.tool!r} reported progress {report.progress:g} after it ran again from "
+                    f"the top (a question answered or a job ended), no higher than the {before:g} it "
+                    f"reported before: its client is sent no progress until it passes {before:g}, and "
+                    "the work before the question is done twice. Save the loop's position with "
+                    "ctx.checkpoint(...) before asking, and resume from ctx.state."
+                ),
+                stacklevel=2,
+            )
+        self._high = report.progress if self._high is None else max(self._high, report.progress)
         self.progress.append(report)
         if self._cancel_after is not None and len(self.progress) == self._cancel_after:
             self._cancel_after = None
@@ -677,7 +712,7 @@ class ToolTester:
             ctx.listeners.append(listener)
             run = self._run_of(ctx)
             if run is not None:
-                run.runs += 1
+                run._ran_again()
 
         fn, calling = tool.fn, tool.calling
 

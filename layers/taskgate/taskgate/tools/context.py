@@ -220,6 +220,8 @@ class ToolContext:
         self.asked: set[str] = set()
         self.peer = peer or NO_PEER
         self._progress = 0.0
+        # The highest value sent on a plain call's own stream (each must be higher).
+        self._notified: float | None = None
         self._auto_keys: dict[str, int] = {}
         self._job_outcomes = dict(job_outcomes or {})
         self.listeners: list[Listener] = []
@@ -255,7 +257,10 @@ class ToolContext:
         sent a ``progressToken`` (on a plain call's stream, or, for a task, on the stream
         its client waits on), and a task's ``statusMessage`` (raises TaskCancelled if the
         task has ended). ``progress`` must grow from call to call; without it, each call
-        counts one step."""
+        counts one step. A value that does not grow past the highest one sent is not sent
+        (MCP requires each to be higher): the statusMessage still changes. A tool that asks
+        runs again from the top once answered, so what it reported before the question comes
+        again: keep its position with ``checkpoint`` and resume from ``state``."""
         value = progress if progress is not None else self._progress + 1
         self._progress = value
         for listener in self.listeners:
@@ -264,8 +269,9 @@ class ToolContext:
         status = message if message is not None else _fraction(value, total)
         self._control.progress(status, value, total, message)
         token, notify = self.peer.progress_token, self.peer.notify
-        if token is None or notify is None:
+        if token is None or notify is None or (self._notified is not None and value <= self._notified):
             return
+        self._notified = value
         params: dict[str, Any] = {"progressToken": token, "progress": value}
         if total is not None:
             params["total"] = total

@@ -14,6 +14,7 @@ from ... import __version__
 
 if TYPE_CHECKING:
     from ...domain.calls import PlainCalls
+    from ...domain.durations import ToolDurations
     from ...domain.model import TaskRecord
     from ...domain.service import TaskService
     from ...tools.prompts import PromptRegistry
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ..wire.request_state import RequestStates
     from .policy import CallPolicy
     from .slots import InlineSlots
+    from .waiting import RowWait
 
 SERVER_NAME = "taskgate"
 
@@ -67,6 +69,14 @@ class Services(Protocol):
     # Plain calls' hidden tasks, keyed to their calls (domain/calls.py).
     @property
     def plain_calls(self) -> PlainCalls: ...
+
+    # What is known of how long each tool runs (domain/durations.py).
+    @property
+    def durations(self) -> ToolDurations: ...
+
+    # How a request waits on a hidden task's row (waiting.py).
+    @property
+    def row_wait(self) -> RowWait: ...
 
     def audit(self, event: str, fields: dict[str, Any]) -> None: ...
 

@@ -48,6 +48,7 @@ from ...domain.results import ResultStore
 from ...domain.service import TaskService
 from ...domain.sessions import SessionStore, StreamState
 from ..calls.slots import InlineSlots
+from ..calls.waiting import FIRST_READ_SECONDS
 from ..wire.task_events import Cursor, news
 from . import wire as w
 
@@ -177,7 +178,7 @@ class ResultStreams:
     ) -> Iterator[str]:
         # The priming event gives the client an id to resume from before anything else happens.
         yield self._priming(state.stream_id, 0, Cursor(), record.poll_interval_ms)
-        yield from self._live(state, record, notices, Cursor(), log_level)
+        yield from self._live(state, record, notices, Cursor(), log_level, opening=True)
 
     def finished_call(
         self, owner: str, request_id: Any, message: dict[str, Any], *, deliver: bool
@@ -277,15 +278,20 @@ class ResultStreams:
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
+            if isinstance(read, TaskRecord) and any('"ask"' in marker for marker in state.events[seen:]):
+                read = self._still_asking(state, read)
         if isinstance(read, TaskRecord) and len(state.events) > seen:
             # What the client missed before the events it is about to get again.
-            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task)
+            claim = self._tasks.progress_claim(state.task_id)
+            fresh, cursor = news(read, cursor, log_level=log_level, tagged=not state.hides_task, claim=claim)
             for notification, after in fresh:
                 yield sse_event(_cursor_id(state.stream_id, seen, after), notification)
         for index, marker in enumerate(state.events[seen:], start=seen + 1):
             message = self._rebuild(state, json.loads(marker), read)
             if message is not None:
-                yield sse_event(f"{state.stream_id}:{index}", message)
+                # Its id keeps the cursor: a client that resumes from it (after answering a
+                # question) is not sent again what it has had.
+                yield sse_event(_cursor_id(state.stream_id, index, cursor), message)
         retry = read.poll_interval_ms if isinstance(read, TaskRecord) else self._tasks.limits.poll_interval_ms
         # After the replay, so resuming from it never skips a replayed event.
         yield self._priming(state.stream_id, len(state.events), cursor, retry)
@@ -328,11 +334,16 @@ class ResultStreams:
         notices: Notices | None,
         cursor: Cursor,
         log_level: str | None,
+        *,
+        opening: bool = False,
     ) -> Iterator[str]:
         # Notifications are sent live and never logged: their ids carry the cursor, so a
         # reconnect resumes after the last logged event and sends only newer ones; the
         # stream item is written only for what must not be lost (questions, the response).
         seen = _Seen(cursor=cursor)
+        # A plain call's first piece reads often at first (a tool not yet known to be quick
+        # runs here too, and its answer should not wait a pollInterval), then at the pollInterval.
+        pause = FIRST_READ_SECONDS if opening and state.hides_task else None
         deadline = self._monotonic() + (self._call_piece if state.hides_task else self._budget)
         read = first
         while True:
@@ -340,6 +351,9 @@ class ResultStreams:
             if isinstance(read, TaskRecord):
                 yield from self._task_notices(state, read, seen, log_level)
                 due, poll = self._due(state, read), read.poll_interval_ms / 1000
+                if due and read.status is TaskStatus.INPUT_REQUIRED:
+                    read = self._still_asking(state, read)
+                    due = self._due(state, read)
                 if not due and self._hand_over_due(state, read):
                     due, handing_over = [self._handle(state, read)], True
             else:
@@ -350,9 +364,11 @@ class ResultStreams:
                 if handing_over:
                     # The model drives the task from here: nobody resumes this stream now.
                     self._tasks.watch(state.task_id, None)
-                yield from self._deliver(state, due)
+                yield from self._deliver(state, due, seen.cursor)
                 # After a question the answer comes as its own POST; after the response, nothing.
                 return
+            if pause is not None:
+                poll, pause = min(pause, poll), min(pause * 2, poll)
             if self._monotonic() + poll > deadline:
                 # Nothing due within this stream's budget: the client reconnects
                 # after ``retry`` (the task's pollInterval) and this instance is free.
@@ -363,6 +379,19 @@ class ResultStreams:
                 self._sleep(poll)
             read = self._read(state)
 
+    def _still_asking(self, state: StreamState, read: TaskRecord) -> TaskRecord:
+        """The task as it is before one of its questions goes to a plain call's client: a
+        read that may lag (half a read's price) could still show a question the client
+        already put an end to (notifications/cancelled, or its session closed), and a question
+        sent to a call its client gave up on is answered by the session's callback all the
+        same, which runs the work on. A question is rare: it costs one consistent read."""
+        if not state.hides_task or read.status is not TaskStatus.INPUT_REQUIRED:
+            return read
+        try:
+            return self._tasks.get(state.owner, state.task_id)
+        except TaskNotFound:
+            return read
+
     def _task_notices(
         self, state: StreamState, record: TaskRecord, seen: _Seen, log_level: str | None
     ) -> Iterator[str]:
@@ -372,11 +401,16 @@ class ResultStreams:
         if status != seen.status and not state.hides_task:
             yield f"data: {_dumps(w.status_notification(record))}\n\n"
         seen.status = status
-        fresh, seen.cursor = news(record, seen.cursor, log_level=log_level, tagged=not state.hides_task)
+        claim = self._tasks.progress_claim(state.task_id)
+        fresh, seen.cursor = news(
+            record, seen.cursor, log_level=log_level, tagged=not state.hides_task, claim=claim
+        )
         for notification, after in fresh:
             yield sse_event(_cursor_id(state.stream_id, len(state.events), after), notification)
 
-    def _deliver(self, state: StreamState, due: list[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+    def _deliver(
+        self, state: StreamState, due: list[tuple[str, dict[str, Any]]], cursor: Cursor
+    ) -> Iterator[str]:
         """Log what is due (server-to-client requests of every kind, or the response), then
         send it; if another instance appended to this stream first, send what its log holds."""
         asked = [m for _, m in due if "method" in m and "id" in m]
@@ -388,7 +422,7 @@ class ResultStreams:
         )
         if self._store.append_events(state, after):
             for offset, (_, message) in enumerate(due, start=len(state.events) + 1):
-                yield sse_event(f"{state.stream_id}:{offset}", message)
+                yield sse_event(_cursor_id(state.stream_id, offset, cursor), message)
             return
         # Another instance appended to this stream; its log is the truth.
         fresh = self._store.get_stream(state.stream_id)
@@ -398,7 +432,7 @@ class ResultStreams:
         for index in range(len(state.events), len(fresh.events)):
             rebuilt = self._rebuild(fresh, json.loads(fresh.events[index]), current)
             if rebuilt is not None:
-                yield sse_event(f"{state.stream_id}:{index + 1}", rebuilt)
+                yield sse_event(_cursor_id(state.stream_id, index + 1, cursor), rebuilt)
 
     def _hand_over_due(self, state: StreamState, record: TaskRecord) -> bool:
         return (

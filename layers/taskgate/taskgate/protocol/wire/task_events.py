@@ -3,8 +3,10 @@ and log lines, kept in the task row (domain/progress.py), as MCP notifications.
 
 A stream remembers how far its client got as a ``Cursor`` (progress reports and log
 lines had), which travels in the SSE event ids the client echoes on resume
-(protocol/v2025/streams.py): no resume sends a notification twice, and a progress value
-never goes backwards.
+(protocol/v2025/streams.py): no resume sends a log line twice. A progress notification is
+sent only once a conditional write has raised the task's highest value sent for its token
+(``claim``, domain/progress.py): whatever a stream's cursor says, and however many streams
+read the task, no value is sent twice and none goes backwards.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...domain.model import LogLine, Progress, TaskRecord
+from ...domain.progress import ProgressClaim
 from ...tools.peer import at_least
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -47,11 +50,13 @@ def news(
     *,
     log_level: str | None,
     tagged: bool,
+    claim: ProgressClaim,
 ) -> tuple[list[tuple[dict[str, Any], Cursor]], Cursor]:
     """The notifications the client has not had, each with the cursor after it, and the
     cursor after all of them: the log lines since (at ``log_level`` or above; lines that
     fell out of the row's window are gone), then the latest progress (to a client that
-    sent a progressToken), once per report however many were made since."""
+    sent a progressToken), once per report however many were made since, and only when
+    ``claim`` says its value is above every one sent for the token."""
     task_id = record.task_id if tagged else None
     out: list[tuple[dict[str, Any], Cursor]] = []
     first_kept = record.log_count - len(record.log_lines)
@@ -63,8 +68,7 @@ def news(
     cursor = Cursor(cursor.progress, max(cursor.logs, record.log_count))
     if record.progress_count > cursor.progress and record.progress is not None:
         cursor = Cursor(record.progress_count, cursor.logs)
-        if record.progress_token is not None:
-            out.append(
-                (progress_notification(record.progress_token, record.progress, task_id=task_id), cursor)
-            )
+        token = record.progress_token
+        if token is not None and claim(token, record.progress.progress):
+            out.append((progress_notification(token, record.progress, task_id=task_id), cursor))
     return out, cursor

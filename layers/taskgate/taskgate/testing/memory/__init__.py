@@ -8,6 +8,7 @@ matrix against both); it and ``MemorySessionStore`` refuse an item DynamoDB woul
 
 from .blobs import MemoryBlobs
 from .clock import FakeClock
+from .durations import MemoryDurationStore
 from .jobs import MemoryJobs
 from .ports import Memory
 from .sessions import MemorySessionStore
@@ -20,6 +21,7 @@ __all__ = [
     "FakeClock",
     "Memory",
     "MemoryBlobs",
+    "MemoryDurationStore",
     "MemoryJobs",
     "MemorySessionStore",
     "MemorySignInStore",

@@ -11,10 +11,11 @@ from ...domain.errors import TransitionRejected
 from ...domain.model import TaskStatus
 from ...domain.ports import Clock
 from ...jobs.kinds import KINDS
-from ...protocol.wire.request_state import ephemeral_keys
+from ...protocol.wire.request_state import ephemeral_source as request_state_source
 from ...root import Ports
 from .blobs import MemoryBlobs
 from .clock import FakeClock
+from .durations import MemoryDurationStore
 from .jobs import MemoryJobs
 from .sessions import MemorySessionStore
 from .sign_in import MemorySignInStore
@@ -39,6 +40,7 @@ class Memory:
     store: MemoryTaskStore = field(default_factory=MemoryTaskStore)
     workflow: MemoryWorkflow = field(default_factory=MemoryWorkflow)
     sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
+    durations: MemoryDurationStore = field(default_factory=MemoryDurationStore)
     blobs: MemoryBlobs = field(default_factory=MemoryBlobs)
     jobs: MemoryJobs = field(default_factory=MemoryJobs)
     sign_in: MemorySignInStore = field(default_factory=MemorySignInStore)
@@ -124,15 +126,15 @@ class Memory:
         self.stream_time += seconds
         self.on_wait()
 
-    def ports(
-        self, *, with_bucket: bool = True, keys: Callable[[], Sequence[bytes]] = ephemeral_keys
-    ) -> Ports:
+    def ports(self, *, with_bucket: bool = True, keys: Callable[[], Sequence[bytes]] | None = None) -> Ports:
+        """``keys``: the requestState key source (default: one key these ports hold for life)."""
         return Ports(
             store=lambda: self.store,
             workflow=lambda: self.workflow,
             sessions=lambda: self.sessions,
+            durations=lambda: self.durations,
             blobs=(lambda: self.blobs) if with_bucket else (lambda: None),
-            request_state_keys=keys,
+            request_state_keys=keys or request_state_source(),
             clock=self.clock,
             sleep=self._wait,
             monotonic=lambda: self.stream_time,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ...domain.errors import DependencyFailure, TaskAlreadyExists, TransitionRejected
 from ...domain.limits import ROW_FIXED_BYTES, json_size, map_size, row_size
 from ...domain.model import ACTIVE, Expiry, Outcome, TaskRecord, TaskStatus
-from ...domain.progress import ProgressReport
+from ...domain.progress import ProgressReport, progress_key
 from ...domain.transitions import Op, check, target
 from ...jobs.vocabulary import CallbackSlot, PendingJob
 
@@ -52,6 +52,8 @@ class MemoryTaskStore:
         self._unindexed: set[str] = set()
         self._capacity = capacity
         self._lock = threading.Lock()
+        # The highest progress value sent, by (task, progress token): claim_progress.
+        self.progress_sent: dict[tuple[str, str], float] = {}
 
     # -- helpers (not part of the port) -------------------------------------------
     def _put(self, record: TaskRecord) -> None:
@@ -198,12 +200,32 @@ class MemoryTaskStore:
                 )
             )
 
+    def claim_progress(self, task_id: str, token: str | int, value: float) -> bool:
+        with self._lock:
+            if task_id not in self.records:
+                return False
+            key = (task_id, progress_key(token))
+            if key in self.progress_sent and self.progress_sent[key] >= value:
+                return False
+            self.progress_sent[key] = value
+            return True
+
     def watch(self, task_id: str, until_ms: int | None) -> None:
         with self._lock:
             record = self.records.get(task_id)
             if record is None or record.status.terminal:
                 raise TransitionRejected(task_id)
             self._put(dataclasses.replace(record, watched_until_ms=until_ms))
+
+    def take_round(self, task_id: str, owner: str, number: int, watch_until_ms: int | None) -> TaskRecord:
+        with self._lock:
+            record = self.records.get(task_id)
+            if record is None or record.owner != owner or record.call_round >= number:
+                raise TransitionRejected(task_id)
+            watched = record.watched_until_ms if watch_until_ms is None else watch_until_ms
+            taken = dataclasses.replace(record, call_round=number, watched_until_ms=watched)
+            self._put(taken)
+            return taken
 
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
