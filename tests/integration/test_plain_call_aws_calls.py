@@ -6,6 +6,8 @@ task's. scripts/plain_call_aws_calls.py prints the same on any revision."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -29,15 +31,24 @@ def recorded(aws: EmbeddedAws, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     return aws_calls._installed
 
 
+def _recorded(directory: Path) -> list[dict[str, str]]:
+    """What this process recorded (other processes of the run, servers started by other
+    tests, record into files of their own in the same folder)."""
+    mine = directory / f"calls-{os.getpid()}.jsonl"
+    return (
+        [json.loads(line) for line in mine.read_text().splitlines() if line.strip()] if mine.exists() else []
+    )
+
+
 def _calls(http: TestClient, directory: Path, name: str, arguments: dict[str, Any]) -> Counter[str]:
     """The ApiFunction's AWS calls of one plain 2026-07-28 call, by operation."""
-    seen = len(aws_calls.read(directory))
+    seen = len(_recorded(directory))
     params = {"name": name, "arguments": arguments}
     resp = http.post(
         "/mcp", json=envelope("tools/call", params, 1, tasks=False), headers=headers_for("tools/call", params)
     )
     assert resp.status_code == 200 and "error" not in resp.text[:200], resp.text[:300]
-    made = [c for c in aws_calls.read(directory)[seen:] if c["function"] == "ApiFunction"]
+    made = [c for c in _recorded(directory)[seen:] if c["function"] == "ApiFunction"]
     return Counter(c["operation"] for c in made)
 
 

@@ -205,7 +205,7 @@ def test_a_plain_call_that_asks_without_an_event_stream_is_refused_and_stores_no
     call = {"name": "confirm_delete", "arguments": {"filename": "x"}}
     resp = legacy.post("tools/call", call, accept="application/json")
     error = resp.json()["error"]
-    assert error["code"] == -32602 and "call it as a task" in error["message"]
+    assert error["code"] == -32602 and "call it as a task" in error["message"].lower()
     assert [i["taskId"]["S"] for i in table_items(aws) if "#" not in i["taskId"]["S"]] == []
 
 
