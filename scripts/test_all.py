@@ -33,6 +33,8 @@ BESIDE = (
     # tools sleeping through their seconds.
     "tests/e2e/test_lambda_mode.py",
     "tests/e2e/test_right_by_default.py",
+    # Issue 27's one real-time case: a 45 s tool's handle driven at the deployed 29 s.
+    "tests/e2e/test_handles_in_few_turns.py",
 )
 IAM_CHECK = "tests/integration/test_iam_calls.py"
 

@@ -501,3 +501,79 @@ def blocking_sleep(args: BeatInput, ctx: ToolContext) -> str:
     time.sleep(args.seconds)
     _keep_run_state(args.run, state="completed", beats=1, started=time.time())
     return f"slept {args.seconds:g} seconds"
+
+
+# -- plain calls carried on in rounds (issue 28, tests/e2e/test_plain_rounds.py) ----------------
+
+
+class LongAskInput(BaseModel):
+    seconds: float = Field(default=90, ge=0, le=3600, description="How long to work in all")
+    run: str = Field(default="", pattern=r"^[A-Za-z0-9_.-]{0,80}$", description="A name for this run")
+    ask: bool = Field(default=False, description="Ask the user half-way whether to go on")
+    # The unit tier declares a long tool that runs at once (the fake clock stands in for time).
+    quick: bool = Field(default=False, description="Do not actually wait")
+
+
+def _ticks(seconds: float) -> int:
+    return max(2, round(seconds / TICK_SECONDS))
+
+
+def _work_and_ask(args: LongAskInput, ctx: ToolContext) -> str:
+    """Progress every tick; half-way (when ``ask``) one question, after a checkpoint, so the
+    run after the answer picks up at the half and its progress goes on forward."""
+    import time
+
+    from taskgate.tools import Elicit
+
+    ticks = _ticks(args.seconds)
+    half = ticks // 2
+    first = 1 if ctx.state is None else half + 1
+    went = ""
+    for tick in range(first, ticks + 1):
+        if args.ask and tick == half + 1:
+            if ctx.state is None:
+                ctx.checkpoint({"half": True})
+            question = Elicit("Half-way there: go on?", {"confirm": {"type": "boolean"}}, ["confirm"])
+            answer = ctx.ask("go_on", question)
+            if not (answer.accepted and answer.content.get("confirm")):
+                return "stopped half-way"
+            went = "went on when asked, "
+        _keep_run_state(args.run, state="running", beats=tick, task=ctx.task_id)
+        ctx.progress(f"{args.run or 'work'}: {tick} of {ticks}", progress=tick, total=ticks)
+        time.sleep(0 if args.quick else args.seconds / ticks)
+    _keep_run_state(args.run, state="completed", beats=ticks, task=ctx.task_id)
+    return went
+
+
+@tool(
+    description="Work, ask the user half-way whether to go on, then finish (progress every 0.25 s).",
+    task_support="optional",
+    # Declared long enough never to run inside a request, however quick a run is.
+    expected_seconds=lambda args: max(args.seconds, 12.0),
+)
+def long_ask(args: LongAskInput, ctx: ToolContext) -> str:
+    """The newcomer's tool without a schema: progress, one question half-way, a result."""
+    went = _work_and_ask(args, ctx)
+    if went == "stopped half-way":
+        return f"long_ask {args.run}: stopped half-way"
+    return f"long_ask {args.run}: {went}finished after {args.seconds:g} seconds"
+
+
+class Report(BaseModel):
+    run: str
+    seconds: float
+    ticks: int
+    went_on: bool
+
+
+@tool(
+    description="Work, optionally ask half-way, and return a structured report (it has an outputSchema).",
+    task_support="optional",
+    expected_seconds=lambda args: args.seconds,
+)
+def long_report(args: LongAskInput, ctx: ToolContext) -> Report:
+    """The newcomer's tool: progress, (``ask``) one question half-way, a structured result."""
+    went = _work_and_ask(args, ctx)
+    return Report(
+        run=args.run, seconds=args.seconds, ticks=_ticks(args.seconds), went_on=went.startswith("went on")
+    )

@@ -56,9 +56,12 @@ def test_mcp_1_30_calls_an_async_tool_plainly(server_url: str) -> None:
     out = _drive(server_url, "plain")
     assert out["version"] == "1.30.0"
     assert out["isError"] is False and out["texts"] == ["api rolled out in 3 waves"]
-    assert out["progress"] == [
-        {"progress": wave, "total": 3, "message": f"wave {wave} of 3"} for wave in (1, 2, 3)
-    ]
+    # Its first call, as the tool has never run, is a hidden task (issue 27): the waves' numbers
+    # reach the call's stream as the task keeps them, at most one a pollInterval, so reports made
+    # 0.2 s apart may come as fewer, each later than the last, the last one always.
+    waves = [p["progress"] for p in out["progress"]]
+    assert waves and waves == sorted(set(waves)) and set(waves) <= {1, 2, 3}, out["progress"]
+    assert out["progress"][-1] == {"progress": 3, "total": 3, "message": "wave 3 of 3"}
     assert out["logs"][-1] == {"message": "wave 3 done", "data": {"service": "api"}}
 
 

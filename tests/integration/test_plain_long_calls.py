@@ -274,3 +274,37 @@ def test_an_owners_places_are_leases_in_the_table(pieces: None, aws: EmbeddedAws
     assert not store.take_place("p#0", "h3", until_ms=now + 100_000, now_ms=now + 95_000)
     store.leave_place("p#0", "h2")
     assert store.take_place("p#0", "h3", until_ms=now + 100_000, now_ms=now + 95_000)
+
+
+def test_a_round_of_a_plain_call_is_taken_once_in_the_table(pieces: None, aws: EmbeddedAws) -> None:
+    """Issue 28: each round of a call carried on in rounds is taken by one conditional write,
+    which also says when its caller is expected back; the row comes back from that write."""
+    store = wiring.root().store
+    now = int(time.time() * 1000)
+    record = TaskRecord(
+        task_id=new_task_id(),
+        owner="ann",
+        tool="slow_compute",
+        arguments={"seconds": 30},
+        status=TaskStatus.WORKING,
+        created_at_ms=now,
+        last_updated_at_ms=now,
+        ttl_ms=60_000,
+        poll_interval_ms=1_000,
+        expires_at_ms=now + 60_000,
+        retention_ms=60_000,
+    )
+    store.create(record)
+    taken = store.take_round(record.task_id, "ann", 1, now + 90_000)
+    assert (taken.call_round, taken.watched_until_ms, taken.status) == (1, now + 90_000, TaskStatus.WORKING)
+    with pytest.raises(TransitionRejected):
+        store.take_round(record.task_id, "ann", 1, now + 99_000)  # the same round again
+    with pytest.raises(TransitionRejected):
+        store.take_round(record.task_id, "bob", 2, None)  # another owner's task
+    with pytest.raises(TransitionRejected):
+        store.take_round(new_task_id(), "ann", 1, None)  # no such task: nothing is created
+    row = _row(aws, record.task_id)
+    assert row["callRound"] == {"N": "1"} and row["watchedUntil"] == {"N": str(now + 90_000)}
+    # A later round without a watch keeps the one there is.
+    assert store.take_round(record.task_id, "ann", 2, None).watched_until_ms == now + 90_000
+    assert len(_tasks(aws)) == 1

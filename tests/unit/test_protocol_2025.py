@@ -103,7 +103,7 @@ def test_a_plain_call_that_asks_becomes_a_hidden_task_on_its_own_stream(legacy: 
         ("confirm_delete", "completed")
     ]
     refused = legacy.post("tools/call", call, accept="application/json").json()["error"]
-    assert refused["code"] == -32602 and "call it as a task" in refused["message"]
+    assert refused["code"] == -32602 and "Call it as a task: send params.task" in refused["message"]
     assert len(world.store.records) == 1
 
 

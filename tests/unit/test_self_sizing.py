@@ -105,6 +105,7 @@ def _tools(spend: list[Any]) -> ToolRegistry:
         Tool("asks", "Asks, never declared.", NoInput, asks),
         Tool("asks_long", "Asks, declared long.", NoInput, asks, expected_seconds=600),
         Tool("looks", "Checks ctx.cancelled() as it works.", Loops, looks),
+        Tool("declared_looks", "Checks as it works; declared quick.", Loops, looks, expected_seconds=1),
         Tool("busy", "Never looks.", NoInput, busy),
         Tool("job", "Hands a Glue job off.", NoInput, job),
     ):
@@ -312,6 +313,17 @@ def test_a_known_quick_tool_that_overruns_gets_a_clear_error_before_the_cut_and_
     assert decide(world.root.policy, request, caller, lambda: known).plan is Plan.WAIT
 
 
+def test_a_declared_quick_tool_that_overruns_is_told_it_stays_inside_the_request() -> None:
+    world = _overrun_world()
+    error = _answer(_call(world, "declared_looks"))["error"]
+    assert error["code"] == REQUEST_TIMED_OUT and "Its author declared it quick" in error["message"]
+    assert error["data"]["next"] == "it runs inside the request again: its expected_seconds says it is quick"
+    # What its author said wins over what was learned of it: still inline.
+    caller = _caller(world.root.policy, {}, False, True)
+    request = resolve_tool(world.root, "declared_looks", {})
+    assert decide(world.root.policy, request, caller, lambda: 30.0).plan is Plan.INLINE
+
+
 def test_a_tool_that_never_looks_is_interrupted_where_it_is() -> None:
     world = _overrun_world()
     error = _answer(_call(world, "busy"))["error"]
@@ -352,17 +364,23 @@ def test_a_fresh_tool_that_asks_puts_its_question_to_a_caller_that_answers_in_ro
     world = _world()
     asked = _answer(_call(world, "asks"))["result"]
     assert asked["resultType"] == "input_required" and list(asked["inputRequests"]) == ["go"]
-    assert _tasks(world) == [("asks", TaskStatus.CANCELLED)]  # nothing left waiting for nobody
-    # Its asking step is known now: the round with the answer runs inline.
+    # The hidden task waits on the person (issue 28): the round with the answer, carrying the
+    # state that names it, picks it up where it is (test_plain_rounds.py).
+    assert _tasks(world) == [("asks", TaskStatus.INPUT_REQUIRED)]
     params = {
         "name": "asks",
         "arguments": {},
         "inputResponses": {"go": {"action": "accept", "content": {"ok": True}}},
+        "requestState": asked["requestState"],
     }
     body = envelope("tools/call", params, 2, tasks=False)
-    reply = world.server.handle(body, headers_for("tools/call", params), "anonymous")
-    assert reply.body["result"]["content"][0]["text"] == "went: True"
-    assert len(world.store.records) == 1
+    sent = {**headers_for("tools/call", params), "accept": "application/json, text/event-stream"}
+    reply = world.server.handle(body, sent, "anonymous")
+    done = (
+        reply.body if reply.stream is None else _answer([e["data"] for e in parse_sse("".join(reply.stream))])
+    )
+    assert done["result"]["content"][0]["text"] == "went: True"
+    assert _tasks(world) == [("asks", TaskStatus.COMPLETED)]
 
 
 def test_a_waiting_request_takes_one_of_its_owners_places_and_none_past_them() -> None:
@@ -402,9 +420,9 @@ def _job_ends_at(world: World, seconds: float) -> None:
         # A host that says it waits a minute: the call itself waits 25 s (the front's cut less
         # 4 s), then one taskgate_task_result call waits for the rest.
         ("60", 25, 1),
-        # A host that says nothing is taken to wait 4 s (OpenAI Agents gives up at 5): each
-        # taskgate_task_result call waits 4 s.
-        (None, 4, 11),
+        # A host that says nothing is taken to wait 3.5 s (OpenAI Agents gives up at 5): each
+        # taskgate_task_result call waits 3.5 s.
+        (None, 3.5, 12),
         # A host that says it waits 10 s.
         ("10", 10, 4),
     ],
@@ -417,7 +435,8 @@ def test_a_45_s_tools_handle_is_driven_to_its_result_in_as_few_calls_as_the_call
     _job_ends_at(world, 45)
     headers = {WAIT_HEADER: said} if said is not None else {}
     handed = _answer(_call(world, "job", **headers))["result"]
-    assert world.memory.stream_time == handed_at
+    # (The waits count from each request's arrival, on the real clock: a few ms less.)
+    assert world.memory.stream_time == pytest.approx(handed_at, abs=0.5)
     handle = handed["structuredContent"]["handle"]
     calls = 0
     while True:
@@ -481,9 +500,18 @@ def test_the_status_of_a_task_waiting_for_an_answer_says_what_it_asks_without_a_
     assert status["structuredContent"]["asks"] == ["Ship the release to production?"]
     assert '"Ship the release to production?"' in text
     assert "Tell your user" in text and "Do not answer it for them" in text
-    # taskgate_task_result does not wait on a task that waits for a person: it says the same.
+    # taskgate_task_result does not wait on a task that waits for a person: to a host that can
+    # ask its user (it declared elicitation) it hands the question in a round of the call, so
+    # the host asks the person (issue 28); to one that cannot, it says the same as the status.
     result = _answer(_call(world, "taskgate_task_result", {"handle": handle}))["result"]
-    assert result["structuredContent"]["asks"] == ["Ship the release to production?"]
+    assert result["resultType"] == "input_required"
+    assert result["inputRequests"]["go"]["params"]["message"] == "Ship the release to production?"
+    body = envelope(
+        "tools/call", {"name": "taskgate_task_result", "arguments": {"handle": handle}}, 99, tasks=False
+    )
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {}
+    told = world.server.handle(body, headers_for("tools/call", body["params"]), "anonymous").body["result"]
+    assert told["structuredContent"]["asks"] == ["Ship the release to production?"]
     # No tool lets the model answer: the handle tools take a handle, nothing else.
     schemas = {t["name"]: t["inputSchema"] for t in HandleTools.definitions(with_task_support=False)}
     assert all(set(s["properties"]) == {"handle"} for s in schemas.values())

@@ -129,10 +129,11 @@ class CallSettings(Group):
     # long it waits (header Taskgate-Wait-Seconds). 0: always a handle.
     wait_seconds: float = Field(default=50.0, ge=0, le=86_400, validation_alias="call_wait_seconds")
     # How long any other plain caller that does not say is assumed to wait for one response
-    # (a request waiting on a hidden task's row, taskgate_task_result): 2026-07-28 hosts
-    # cannot be told apart, and OpenAI Agents gives up at 5 s.
+    # (a request waiting on a hidden task's row, taskgate_task_result), from the request's
+    # arrival: 2026-07-28 hosts cannot be told apart, and OpenAI Agents gives up at 5 s (a
+    # cold start and the network come before the arrival).
     answer_wait_seconds: float = Field(
-        default=4.0, ge=0, le=86_400, validation_alias="call_answer_wait_seconds"
+        default=3.5, ge=0, le=86_400, validation_alias="call_answer_wait_seconds"
     )
     # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
     handles: bool = Field(default=True, validation_alias="call_handles")
@@ -387,7 +388,9 @@ class Settings(BaseModel):
     # The Secrets Manager secret whose value seals a plain call's requestState (every
     # instance must share it); unset: a key made by this process (one local server).
     request_state_secret_arn: str = ""
-    request_state_ttl_seconds: Positive = 600
+    # How long a person may take to answer a question asked in a round of a plain call (its
+    # hidden task waiting on the answer is not a hang-up until then).
+    request_state_ttl_seconds: Positive = 1800
     # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
     # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
     tool_environment: str = ""

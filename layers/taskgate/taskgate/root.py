@@ -14,6 +14,7 @@ cipher load with the first request (or function) that uses them, never at an API
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import time
@@ -188,7 +189,10 @@ class Taskgate:
 
     @once
     def policy(self) -> CallPolicy:
-        return self.settings.calls.value()
+        # A refusal names the deployment's streaming endpoint only where it has one.
+        return dataclasses.replace(
+            self.settings.calls.value(), streaming_url=self.settings.sign_in.stream_resource_url
+        )
 
     @once
     def tool_calls(self) -> ToolCallFlow:

@@ -18,7 +18,7 @@ from .adapters.s3_blobs import S3BlobStore
 from .adapters.stepfunctions_workflow import StepFunctionsWorkflow
 from .config import Settings
 from .lazy import Lazy
-from .protocol.wire.request_state import ephemeral_keys
+from .protocol.wire.request_state import ephemeral_source
 from .root import Ports, Taskgate
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ def aws_ports(settings: Settings) -> Ports:
 
         return DynamoDBDurationStore(dynamodb, settings.task_table, ports.clock)
 
+    own_key = ephemeral_source()
+
     def request_state_keys() -> Sequence[bytes]:
         """The stack's secret, its current value (which seals) and its previous one (which
         still opens: a rotation breaks no call in flight); without one configured, a key of
@@ -54,7 +56,7 @@ def aws_ports(settings: Settings) -> Ports:
             logging.getLogger(__name__).warning(
                 "REQUEST_STATE_SECRET_ARN is not set: requestState is sealed with a per-process key"
             )
-            return ephemeral_keys()
+            return own_key()
         from .adapters.secrets import SecretsManagerSecret
 
         return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).versions()

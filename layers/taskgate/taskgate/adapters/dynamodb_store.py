@@ -14,7 +14,8 @@ Item layout (attribute: type):
   started it: a replaced state machine's executions are still found) · progress S(JSON) ·
   progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
   watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
-  come back by then)
+  come back by then) · callRound N (the last round of a plain call the task answered,
+  protocol/calls/rounds.py)
 While a job a tool handed off is pending (jobs/vocabulary.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
@@ -176,6 +177,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         log_count=int(item["logCount"]["N"]) if "logCount" in item else 0,
         log_level=text("logLevel"),
         watched_until_ms=int(item["watchedUntil"]["N"]) if "watchedUntil" in item else None,
+        call_round=int(item["callRound"]["N"]) if "callRound" in item else 0,
         job=PendingJob.from_json(job) if job else None,
         job_outcomes=json_map("jobOutcomes"),
         job_checked_at_ms=int(item["jobCheckedAt"]["N"]) if "jobCheckedAt" in item else None,
@@ -355,6 +357,22 @@ class DynamoDBTaskStore:
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues=values,
         )
+
+    def take_round(self, task_id: str, owner: str, number: int, watch_until_ms: int | None) -> TaskRecord:
+        values: dict[str, Any] = {":owner": s(owner), ":round": n(number)}
+        expression = "SET callRound = :round"
+        if watch_until_ms is not None:
+            expression += ", watchedUntil = :until"
+            values[":until"] = n(watch_until_ms)
+        resp = self._update(
+            task_id,
+            UpdateExpression=expression,
+            # A round is taken once: the write that takes it decides, never a read before it.
+            ConditionExpression="ownerId = :owner AND (attribute_not_exists(callRound) OR callRound < :round)",
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
+        )
+        return record_from_item(resp["Attributes"])
 
     def count_active(self, owner: str, up_to: int) -> int:
         """How many live tasks the owner has, counting no further than ``up_to``."""

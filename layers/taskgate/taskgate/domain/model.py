@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -154,6 +155,9 @@ class TaskRecord:
     # A plain call's hidden task: cancelled when its caller has not come back by then
     # (epoch ms; every resumed stream moves it on). None: nobody is watched for.
     watched_until_ms: int | None = None
+    # The last round of a plain call this hidden task answered (protocol/calls/rounds.py):
+    # each round's requestState names the next number, and is taken once.
+    call_round: int = 0
     # The job the task waits on while it waits (jobs/vocabulary.py), and every job's outcome
     # by its hand-off key, kept for the task's life (the tool reads them when it runs again).
     job: PendingJob | None = None
@@ -170,6 +174,14 @@ class TaskRecord:
     def caller_gone(self, now_ms: int) -> bool:
         """A watched task whose caller did not come back in time (it hung up for good)."""
         return self.watched_until_ms is not None and self.watched_until_ms <= now_ms
+
+    @property
+    def parking(self) -> str | None:
+        """A name for the questions the task waits on now (None: it waits on none): each
+        time it parks on questions it gets a new task token, so this changes with them."""
+        if self.status is not TaskStatus.INPUT_REQUIRED or not self.task_token:
+            return None
+        return hashlib.sha256(b"taskgate/parking:" + self.task_token.encode()).hexdigest()[:32]
 
     def kept_alive(self, now_ms: int) -> Expiry:
         expires = max(self.expires_at_ms, now_ms + self.retention_ms)

@@ -52,6 +52,12 @@ class TaskStore(Protocol):
         """Expect the task's caller back by ``until_ms`` (None: stop watching); raise
         TransitionRejected unless the task is active."""
 
+    def take_round(self, task_id: str, owner: str, number: int, watch_until_ms: int | None) -> TaskRecord:
+        """Take round ``number`` of the owner's task's plain call (``call_round`` < ``number``
+        becomes ``number``), and (``watch_until_ms``) expect its caller back by then, in one
+        write whatever the task's status; return the row as written. Raise TransitionRejected,
+        changing nothing, when the task is missing, another owner's, or had that round."""
+
     def claim_progress(self, task_id: str, token: str | int, value: float) -> bool:
         """Raise the highest progress value sent for ``token`` on this task to ``value``, by a
         conditional write: True when it was lower (or none was sent), so that ``value`` may be

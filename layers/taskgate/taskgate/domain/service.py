@@ -178,19 +178,36 @@ class TaskService:
         now = self._clock()
         return [r for r in records if r.owner == owner and not r.expired(now)], next_cursor
 
-    def submit_input(self, owner: str, task_id: str, responses: dict[str, Any]) -> None:
+    def take_round(self, owner: str, task_id: str, number: int, watch_ms: int | None = None) -> TaskRecord:
+        """Take round ``number`` of the plain call the owner's hidden task answers: each is
+        taken once (TransitionRejected for a round taken before, or a task that is missing
+        or another owner's; TaskNotFound once it has expired). ``watch_ms``: its caller is
+        expected back within it."""
+        until = self._clock() + watch_ms if watch_ms is not None else None
+        record = self._store.take_round(task_id, owner, number, until)
+        if record.expired(self._clock()):
+            raise TaskNotFound(task_id, "Task has expired")
+        return self._watch.refresh(record)
+
+    def submit_input(
+        self, owner: str, task_id: str, responses: dict[str, Any], *, parking: str | None = None
+    ) -> None:
         """Record answers; the answer that completes the outstanding questions resumes
         the work. Which answer that is, the store's conditional write decides (never
         a read made before it), so answers arriving together cannot all wait for
         each other.
 
         Keys that are not outstanding (never asked, already answered, or sent
-        after the task moved on) are ignored, which makes retries safe.
+        after the task moved on) are ignored, which makes retries safe. With ``parking``
+        (``TaskRecord.parking``), only questions of that parking are answered: answers to
+        questions the task has moved past are never taken for newer ones with the same key.
         """
         self.limits.check_answers(responses)
         for _ in range(_ANSWER_ATTEMPTS):
             record = self._read(owner, task_id)
             if record.status is not TaskStatus.INPUT_REQUIRED or not record.task_token:
+                return
+            if parking is not None and record.parking != parking:
                 return
             accepted = {k: v for k, v in responses.items() if k in record.input_requests}
             if not accepted:

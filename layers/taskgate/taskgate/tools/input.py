@@ -32,9 +32,11 @@ class MissingCapability(ProtocolError):
     """The tool needs something the client did not declare: -32021, and nothing is sent."""
 
     def __init__(self, required: dict[str, Any], what: str) -> None:
+        # What works instead is a client that declares it: nothing else can answer the question.
         super().__init__(
             MISSING_REQUIRED_CLIENT_CAPABILITY,
-            f"Missing required client capability: {what}",
+            f"Missing required client capability: {what}. The tool asks its user this way, and this "
+            f"client did not declare it can answer ({what}); a client that declares it can call the tool.",
             {"requiredCapabilities": required},
         )
         self.required = required

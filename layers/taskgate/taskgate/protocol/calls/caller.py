@@ -13,6 +13,7 @@ caller can do, never from which era it speaks.
 - ``answers_inline``: it answers questions in a round of its own call (an
   ``input_required`` result, then the same call with ``inputResponses``);
 - ``capabilities``: which questions it declared it can answer (elicitation, sampling, roots);
+  one that answers inline and declared any of them takes rounds (``takes_rounds``);
 - ``tasks``: it declared tasks, so a call may be answered with a task it drives.
 """
 
@@ -45,6 +46,19 @@ class Caller:
         task): what the caller waits, and never past the front's cut."""
         wait = self.wait_seconds if self.answer_wait_seconds is None else self.answer_wait_seconds
         return min(wait, self.front.answer_seconds)
+
+    @property
+    def takes_rounds(self) -> bool:
+        """It comes back for a round that asks it nothing (an ``input_required`` result with
+        only a ``requestState``), so a call can be carried on round by round. Nothing in the
+        protocol says so: a 2026-07-28 client can only ever be asked for elicitation, sampling
+        or roots through such rounds, so one that declared any drives them (mcp's ``Client``,
+        Strands, PydanticAI); one that declared none may not (OpenAI Agents raises on any
+        ``input_required`` result), and is never sent one."""
+        declared = self.capabilities.declared or {}
+        return self.answers_inline and any(
+            isinstance(declared.get(kind), dict) for kind in ("elicitation", "sampling", "roots")
+        )
 
     @property
     def kept_capabilities(self) -> dict[str, Any] | None:

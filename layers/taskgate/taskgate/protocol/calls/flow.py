@@ -7,19 +7,24 @@ can do (``Caller``, caller.py) and returns one outcome:
 - ``Answered``: the tool ran inside the request, or its hidden task ended while the request
   waited on it (or a handle tool answered);
 - ``Asks``: questions for a caller that answers them in a round of its own call;
-- ``Held``: a hidden task whose progress and result stream on a response the front holds;
+- ``Held``: a hidden task whose progress and result stream on a response the front holds
+  (for a caller that answers in rounds, its questions end the response in a round, and a
+  call no handle can answer goes on round by round: rounds.py);
 - ``Streamed``: a hidden task answered on the call's own resumable stream, in pieces;
 - ``HandedOver``: a hidden task handed to the model as a task handle;
 - ``Refused``: why this caller cannot be served so, for its era to word.
 
 Which plain calls run inline, are waited on, stream, are held, handed over or refused is
-``plan.py``'s ``Plan``; this module is the one place that acts on it. Each era only reads
-the envelope, calls the flow, and shapes the outcome into its answer.
+``plan.py``'s ``Plan``; this module is the one place that acts on it. A round of a call
+carried on in rounds (its ``requestState`` names its hidden task) picks the task up where
+it is, and a handle's ``taskgate_task_result`` asks the task's questions the same way. Each
+era only reads the envelope, calls the flow, and shapes the outcome into its answer.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -27,16 +32,18 @@ from typing import Any
 
 from ...codes import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMED_OUT
 from ...domain.calls import STATELESS_RETRY_MS, Started, call_digest, call_key, stateless_call_key
+from ...domain.errors import TaskNotFound
 from ...domain.model import NewTask, TaskRecord, TaskStatus
 from ...tools.context import NeedsTask, ToolContext
 from ...tools.peer import Peer
 from ..wire.errors import RpcError
 from ..wire.exchange import Call
 from ..wire.headers import check_param_headers
-from ..wire.request_state import Carried
+from ..wire.request_state import Carried, TaskRound, refused
 from .caller import Caller
-from .handle_tools import HandleTools, handed, handles_listed
-from .plan import AS_A_TASK, Decision, Plan, decide, decide_job, refusal
+from .handle_tools import RESULT, HandleTools, handed, handles_listed
+from .plan import AS_A_TASK, Decision, Plan, cannot_ask, decide, decide_job, needs_input, refusal
+from .rounds import Rounds, can_answer, rounds_of
 from .runs import Overran, ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
 from .services import Services, fetched
 
@@ -97,6 +104,10 @@ class Held:
     record: TaskRecord
     hand_over_at_ms: int | None
     expected_seconds: float | None
+    # For a caller that answers in rounds: its call's rounds, and how long this round is
+    # held before it ends with a round that asks nothing (None: until something else ends it).
+    rounds: Rounds | None = None
+    round_after_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -159,12 +170,7 @@ class ToolCallFlow:
 
     def call(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
         if HandleTools.owns(invocation.name) and handles_listed(self._s):
-            handles = HandleTools(self._s.tasks, self._s.row_wait)
-            return Answered(
-                handles.call(
-                    call.owner, invocation.name, invocation.arguments, wait_seconds=caller.budget_seconds
-                )
-            )
+            return self._handle_tool(call, invocation, caller)
         request = resolve_tool(self._s, invocation.name, invocation.arguments)
         tool = request.tool
         if invocation.param_headers:
@@ -176,6 +182,8 @@ class ToolCallFlow:
         if tool.task_support == "required" and not caller.tasks:
             return Refused(Refusal.TASK_REQUIRED, tool.name, f"Tool {tool.name} runs only as a task")
         turn = self._turn(call, invocation, caller, request)
+        if turn.carried.round is not None:
+            return self._next_round(turn, turn.carried.round)
         if caller.tasks and tool.task_support != "forbidden":
             inherited = self._prepared(turn)
             if isinstance(inherited, Asks):
@@ -210,7 +218,7 @@ class ToolCallFlow:
                 # again from the top there, as after a question).
                 decision = decide_job(policy, request, caller)
         if decision.plan is Plan.REFUSE:
-            return Refused(Refusal.CANNOT_WAIT, request.name, refusal(request.tool, decision, caller.front))
+            return Refused(Refusal.CANNOT_WAIT, request.name, refusal(request.tool, decision, caller, policy))
         inherited = self._prepared(turn)
         if isinstance(inherited, Asks):
             return inherited
@@ -235,9 +243,7 @@ class ToolCallFlow:
             )
             return Asks(result["inputRequests"], state)
         if request.tool.task_support == "forbidden" or not (caller.resumable and caller.accepts_sse):
-            return Refused(
-                Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
-            )
+            return Refused(Refusal.NEEDS_INPUT, request.name, needs_input(request.tool, caller))
         return self._hidden(turn, {}, Decision(Plan.STREAM))
 
     def _run_inline(
@@ -254,7 +260,10 @@ class ToolCallFlow:
         except Overran as overran:
             if learns:
                 self._s.durations.note(request.tool, overran.seconds)
-            raise RpcError(REQUEST_TIMED_OUT, *_overran(request.name, overran.seconds, learns)) from overran
+            why = _Why.LEARNED if learns else _Why.INLINE_ONLY
+            if learns and request.tool.expected_for(request.args) is not None:
+                why = _Why.DECLARED  # what its author said wins over what was learned
+            raise RpcError(REQUEST_TIMED_OUT, *_overran(request.name, overran.seconds, why)) from overran
         ran = time.monotonic() - started
         if learns and ran > policy.inline_max_seconds:
             self._s.durations.note(request.tool, ran)
@@ -302,47 +311,131 @@ class ToolCallFlow:
         hand_over_at_ms = record.created_at_ms + after if after is not None else None
         if plan is Plan.HANDLE:
             return HandedOver(record, decision.expected)
+        rounds = None
+        if decision.rounds:
+            rounds = rounds_of(self._s, call, request.name, request.arguments, turn.caller)
+            rounds = replace(rounds, watch_ms=self._round_watch_ms(turn.caller))
         if plan is Plan.WAIT:
             waited = self._s.row_wait.wait(
-                call.owner, record, decision.wait, news_to=call.emit, log_level=turn.invocation.log_level
+                call.owner,
+                record,
+                _left(call, decision.wait),
+                news_to=call.emit,
+                log_level=turn.invocation.log_level,
             )
-            return self._after_wait(turn, waited, decision)
+            return self._after_wait(turn, waited, decision, rounds)
         if plan is Plan.HOLD:
-            return Held(record, hand_over_at_ms, decision.expected)
+            return Held(record, hand_over_at_ms, decision.expected, rounds, decision.round_after_ms)
         return Streamed(record, started.again, hand_over_at_ms)
 
-    def _after_wait(self, turn: _Turn, record: TaskRecord, decision: Decision) -> Outcome:
+    def _next_round(self, turn: _Turn, round_: TaskRound) -> Outcome:
+        """A round of a call carried on in rounds: its hidden task, its round taken once and
+        its question answered, then held or waited on again for another round."""
+        call, request, caller = turn.call, turn.request, turn.caller
+        if not caller.answers_inline:
+            raise refused()  # only a caller that answers in rounds was ever given such a state
+        rounds = rounds_of(self._s, call, request.name, request.arguments, caller)
+        rounds = replace(rounds.after(round_), watch_ms=self._round_watch_ms(caller))
+        record = rounds.resume(round_, turn.invocation.answers or {})
+        decision = decide(
+            self._s.policy, request, caller, lambda: self._s.durations.known_seconds(request.tool)
+        )
+        if caller.front.streams and caller.accepts_sse:
+            wait = decision.wait if decision.plan is Plan.HOLD else caller.front.round_seconds
+            return Held(record, None, decision.expected, rounds, math.ceil(wait * 1000))
+        if decision.plan is not Plan.WAIT:
+            decision = Decision(Plan.WAIT, decision.expected, caller.front.round_seconds, rounds=True)
+        waited = self._s.row_wait.wait(
+            call.owner,
+            record,
+            _left(call, decision.wait),
+            news_to=call.emit,
+            log_level=turn.invocation.log_level,
+        )
+        return self._after_wait(turn, waited, decision, rounds)
+
+    def _round_watch_ms(self, caller: Caller) -> int:
+        """How long a caller in rounds may be away, counted from a round's start: the round
+        itself (the request waits on the row that long), then the hang-up window."""
+        return self._s.policy.hang_up_ms + math.ceil(caller.front.round_seconds * 1000)
+
+    def _handle_tool(self, call: Call, invocation: Invocation, caller: Caller) -> Outcome:
+        """A handle tool. A task that waits on its user's answer is asked, through
+        ``taskgate_task_result``, of a caller that answers in rounds and declared what the
+        questions need: its host's elicitation handler asks the person, never the model."""
+        tools = HandleTools(self._s.tasks, self._s.row_wait)
+        name, arguments = invocation.name, invocation.arguments or {}
+        if name != RESULT or not caller.answers_inline:
+            wait = _left(call, caller.budget_seconds)
+            return Answered(tools.call(call.owner, name, arguments, wait_seconds=wait))
+        handle = tools.handle(name, arguments)
+        rounds = rounds_of(self._s, call, name, arguments, caller)
+        try:
+            if invocation.request_state is None:
+                record = self._s.tasks.get(call.owner, handle)
+            else:
+                carried = self._s.request_states.open(
+                    invocation.request_state,
+                    owner=call.owner,
+                    method=call.method,
+                    target=name,
+                    arguments=arguments,
+                )
+                if carried.round is None or carried.round.task_id != handle:
+                    raise refused()
+                rounds = rounds.after(carried.round)
+                record = rounds.resume(carried.round, invocation.answers or {})
+        except TaskNotFound:
+            return Answered(tools.missing(handle))
+        record, waited = tools.wait(call.owner, tools.claimed(record), _left(call, caller.budget_seconds))
+        if can_answer(caller, record):
+            asked = rounds.asking(record)
+            if asked is not None:
+                return Asks(asked["inputRequests"], asked["requestState"])
+        return Answered(tools.result(call.owner, record, waited, caller=caller))
+
+    def _after_wait(
+        self, turn: _Turn, record: TaskRecord, decision: Decision, rounds: Rounds | None = None
+    ) -> Outcome:
         """The call's answer from its hidden task's row as the wait left it: the result of a
-        task that ended; the questions of one that asks; a handle (or, with handles off, a
-        refusal) for one still working when its caller's wait was up."""
-        call, request = turn.call, turn.request
+        task that ended; the questions of one that asks, in a round (rounds.py); for one still
+        working when the wait was up, a round that asks nothing (a caller that takes rounds,
+        and no handle), a handle, or (handles off) a refusal."""
+        call, request, caller = turn.call, turn.request, turn.caller
         if record.status.terminal:
             return Answered(_as_answer(fetched(self._s, call, record)))
         if record.status is TaskStatus.INPUT_REQUIRED:
-            # Until the questions of a hidden task reach a caller that answers inline in
-            # rounds of its call (issue 28), the task ends here and the caller is asked as
-            # an inline run would ask: the asking step is known by now, so the round with
-            # the answers runs inline (or, for one that cannot answer, is refused).
+            if rounds is not None and can_answer(caller, record):
+                asked = rounds.asking(record)
+                if asked is not None:
+                    return Asks(asked["inputRequests"], asked["requestState"])
+                return Refused(Refusal.CANNOT_WAIT, request.name, rounds.stop(record))
+            if decision.handles:
+                return self._handed_over(record, decision)  # its status says what it asks
             self._s.tasks.cancel(call.owner, record.task_id)
-            if turn.caller.answers_inline:
-                return Asks(record.input_requests)
-            return Refused(
-                Refusal.NEEDS_INPUT, request.name, f"Tool {request.name} needs input; call it as a task"
-            )
+            return Refused(Refusal.NEEDS_INPUT, request.name, cannot_ask(request.tool, caller))
+        if rounds is not None and not decision.handles:
+            carried = rounds.carrying_on(record)
+            if carried is not None:
+                return Asks({}, carried["requestState"])
+            return Refused(Refusal.CANNOT_WAIT, request.name, rounds.stop(record))
         if decision.handles:
-            # The caller may have given up while the request waited (nothing says so behind a
-            # front that buffers): one that has not asks after the handle within HANG_UP_SECONDS.
-            policy = self._s.policy
-            self._s.tasks.watch(record.task_id, policy.hang_up_ms)
-            return HandedOver(record, decision.expected, policy.hang_up_seconds)
+            return self._handed_over(record, decision)
         self._s.tasks.cancel(call.owner, record.task_id)
-        front = turn.caller.front
+        front = caller.front
         return Refused(
             Refusal.CANNOT_WAIT,
             request.name,
             f"Tool {request.name} did not finish within {decision.wait:.0f} s, as long as this call can be "
             f"waited on here (the front cuts at {front.cut_seconds:.0f} s), and was stopped. {AS_A_TASK}",
         )
+
+    def _handed_over(self, record: TaskRecord, decision: Decision) -> HandedOver:
+        # The caller may have given up while the request waited (nothing says so behind a
+        # front that buffers): one that has not asks after the handle within HANG_UP_SECONDS.
+        policy = self._s.policy
+        self._s.tasks.watch(record.task_id, policy.hang_up_ms)
+        return HandedOver(record, decision.expected, policy.hang_up_seconds)
 
     def _start_hidden(self, turn: _Turn, new: NewTask) -> Started:
         call, request = turn.call, turn.request
@@ -384,6 +477,12 @@ class ToolCallFlow:
         return record
 
 
+def _left(call: Call, seconds: float) -> float:
+    """What is left of the ``seconds`` a request may wait, counted from its arrival: its caller's
+    clock started before ours, and what came before the wait (the task's creation) is spent."""
+    return max(0.0, seconds - (time.monotonic() - call.received))
+
+
 def _as_answer(record: TaskRecord) -> dict[str, Any]:
     """A finished hidden task's result, as the plain call would have answered had the tool
     run inline: its CallToolResult, or the error it failed with."""
@@ -399,14 +498,36 @@ def _as_answer(record: TaskRecord) -> dict[str, Any]:
     )
 
 
-def _overran(tool: str, seconds: float, learns: bool) -> tuple[str, dict[str, Any]]:
+class _Why(enum.Enum):
+    """Why a tool that overran had run inside the request, which says what happens next."""
+
+    LEARNED = "its runs showed it quick"
+    DECLARED = "its author declared it quick"
+    INLINE_ONLY = "it can never run as a task"
+
+
+_NEXT = {
+    _Why.LEARNED: (
+        "From its next call on it runs in the background, where it can take as long as it needs: "
+        "call it again.",
+        "its next call runs as a background task",
+    ),
+    _Why.DECLARED: (
+        "Its author declared it quick (expected_seconds), so it runs inside the request again: call "
+        "it with arguments that take less time, or as a task.",
+        "it runs inside the request again: its expected_seconds says it is quick",
+    ),
+    _Why.INLINE_ONLY: (
+        "It cannot run in the background (task_support is forbidden): call it with arguments that "
+        "take less time.",
+        "nothing: the tool runs only inside a request",
+    ),
+}
+
+
+def _overran(tool: str, seconds: float, why: _Why) -> tuple[str, dict[str, Any]]:
     """What a caller whose inline run overran is told: what happened and what happens next."""
-    if learns:
-        then = "From its next call on it runs in the background, where it can take as long as it needs: call it again."
-        after = "its next call runs as a background task"
-    else:
-        then = "It cannot run in the background (task_support is forbidden): call it with arguments that take less time."
-        after = "nothing: the tool runs only inside a request"
+    then, after = _NEXT[why]
     text = (
         f"Tool {tool} ran for {seconds:.0f} s, longer than a call may run inside this request before "
         f"the endpoint's front cuts it, and was stopped; nothing of this call runs on. {then}"

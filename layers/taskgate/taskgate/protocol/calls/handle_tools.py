@@ -30,8 +30,10 @@ from ...domain.errors import TaskNotFound
 from ...domain.model import Outcome, TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ...text import cut
+from ...tools.input import required_capability
 from ..wire.errors import RpcError
 from ..wire.exchange import validation_data
+from .caller import Caller
 from .services import Services
 from .waiting import RowWait
 
@@ -107,6 +109,26 @@ def _asks(record: TaskRecord) -> list[str]:
     return asks
 
 
+def _not_asked(record: TaskRecord, caller: Caller | None) -> str:
+    """Why a caller that answers in rounds (2026-07-28) was not asked the task's questions
+    through ``taskgate_task_result`` itself; empty for any other caller."""
+    if caller is None or not caller.answers_inline:
+        return ""
+    lacking = sorted(
+        {
+            required_capability(request)[1]
+            for request in record.input_requests.values()
+            if not caller.capabilities.allows(request)
+        }
+    )
+    if lacking:
+        return (
+            f"This client cannot ask its user: it did not declare {', '.join(lacking)}. A client that "
+            f"declares it gets the question from {RESULT} and asks its user itself."
+        )
+    return f"This call of {RESULT} has had as many rounds as clients take: call it again to be asked."
+
+
 def handed(
     record: TaskRecord, expected_seconds: float | None, claim_within_seconds: float | None = None
 ) -> dict[str, Any]:
@@ -150,29 +172,67 @@ class HandleTools:
             tools.append(tool)
         return tools
 
-    def call(
-        self, owner: str, name: str, arguments: dict[str, Any] | None, *, wait_seconds: float = 0.0
-    ) -> dict[str, Any]:
-        """``wait_seconds``: how long ``taskgate_task_result`` may wait for the task."""
+    @staticmethod
+    def handle(name: str, arguments: dict[str, Any] | None) -> str:
+        """The handle a call of tool ``name`` names, or -32602."""
         try:
-            ref = HandleRef.model_validate(arguments or {})
+            return HandleRef.model_validate(arguments or {}).handle
         except ValidationError as exc:
             raise RpcError(
                 INVALID_PARAMS, f"Invalid arguments for tool {name}", {"errors": validation_data(exc)}
             ) from exc
+
+    @staticmethod
+    def missing(handle: str) -> dict[str, Any]:
+        return _text(f"There is no task {handle} (or it has expired).", error=True)
+
+    def call(
+        self, owner: str, name: str, arguments: dict[str, Any] | None, *, wait_seconds: float = 0.0
+    ) -> dict[str, Any]:
+        """``wait_seconds``: how long ``taskgate_task_result`` may wait for the task."""
+        handle = self.handle(name, arguments)
         try:
-            record = self._tasks.get(owner, ref.handle)
+            record = self._tasks.get(owner, handle)
         except TaskNotFound:
-            return _text(f"There is no task {ref.handle} (or it has expired).", error=True)
-        if name != CANCEL and record.watched_until_ms is not None and not record.status.terminal:
-            # Asked after: the model holds the handle, so its caller did not go away.
-            self._tasks.watch(record.task_id, None)
-            record = replace(record, watched_until_ms=None)
+            return self.missing(handle)
+        if name != CANCEL:
+            record = self.claimed(record)
         if name == STATUS:
             return self._status(record)
         if name == RESULT:
-            return self._result(owner, record, wait_seconds)
+            return self.result(owner, *self.wait(owner, record, wait_seconds))
         return self._cancel(owner, record)
+
+    def claimed(self, record: TaskRecord) -> TaskRecord:
+        """``record`` once its handle was asked after: the model holds the handle, so its
+        caller did not go away (the watch a hand-over set ends)."""
+        if record.watched_until_ms is None or record.status.terminal:
+            return record
+        self._tasks.watch(record.task_id, None)
+        return replace(record, watched_until_ms=None)
+
+    def wait(self, owner: str, record: TaskRecord, wait_seconds: float) -> tuple[TaskRecord, float]:
+        """The task as ``taskgate_task_result`` answers it: waited on while it works, for at
+        most ``wait_seconds``; and how long that took."""
+        if self._waiter is not None and record.status is TaskStatus.WORKING:
+            return self._waiter.wait_for(owner, record, wait_seconds)
+        return record, 0.0
+
+    def result(
+        self, owner: str, record: TaskRecord, waited: float, *, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """What ``taskgate_task_result`` answers of ``record`` once it has waited ``waited``
+        (``caller``: one that answers in rounds but could not be asked the task's questions)."""
+        if not record.status.terminal:
+            return self._not_yet(record, waited, caller)
+        if record.status is TaskStatus.CANCELLED:
+            return _text(f"Task {record.task_id} was cancelled.", error=True, data=_state(record))
+        if record.status is TaskStatus.COMPLETED:
+            result = self._tasks.with_result(record).result
+            if result is not None:
+                return result  # the tool's own CallToolResult
+        error = record.error or {}
+        return _text(f"Task {record.task_id} failed: {error.get('message', 'no reason given')}", error=True)
 
     @staticmethod
     def _status(record: TaskRecord) -> dict[str, Any]:
@@ -196,25 +256,14 @@ class HandleTools:
             f"Task {record.task_id} ({record.tool}) is {state['status']}.{progress}{message}", data=state
         )
 
-    def _result(self, owner: str, record: TaskRecord, wait_seconds: float) -> dict[str, Any]:
-        waited = 0.0
-        if self._waiter is not None and record.status is TaskStatus.WORKING:
-            record, waited = self._waiter.wait_for(owner, record, wait_seconds)
-        if not record.status.terminal:
-            return self._not_yet(record, waited)
-        if record.status is TaskStatus.CANCELLED:
-            return _text(f"Task {record.task_id} was cancelled.", error=True, data=_state(record))
-        if record.status is TaskStatus.COMPLETED:
-            result = self._tasks.with_result(record).result
-            if result is not None:
-                return result  # the tool's own CallToolResult
-        error = record.error or {}
-        return _text(f"Task {record.task_id} failed: {error.get('message', 'no reason given')}", error=True)
-
-    def _not_yet(self, record: TaskRecord, waited: float) -> dict[str, Any]:
+    def _not_yet(self, record: TaskRecord, waited: float, caller: Caller | None = None) -> dict[str, Any]:
         """A task still running (or asking) after this call's wait, and when to ask again."""
         if record.status is TaskStatus.INPUT_REQUIRED:
-            return self._status(record)
+            status = self._status(record)
+            why = _not_asked(record, caller)
+            if why:
+                status["content"][0]["text"] += f" {why}"
+            return status
         state = {**_state(record), "waitedSeconds": round(waited, 1)}
         if waited:
             # Asking again at once costs nothing while the task runs: the next call waits too.

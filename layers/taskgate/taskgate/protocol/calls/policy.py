@@ -20,6 +20,10 @@ HOLD_MARGIN_SECONDS = 30.0
 # A request that waits (on a hidden task's row, or on a tool run inline) answers this long
 # before its front cuts it: room for what came before the wait and for the answer itself.
 ANSWER_MARGIN_SECONDS = 4.0
+# How many input_required results a client takes in one call before it gives up: the SDKs'
+# shared default (mcp's DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, the TypeScript, C# and Go SDKs,
+# Strands' own loop). A call carried on in rounds lasts at most this many rounds plus its first.
+CLIENT_MAX_ROUNDS = 10
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,13 @@ class Front:
         """How long a request may take before it must answer, to answer before the cut."""
         return max(0.0, self.cut_seconds - ANSWER_MARGIN_SECONDS)
 
+    @property
+    def round_seconds(self) -> float:
+        """How long one round of a call carried on in rounds (protocol/calls/rounds.py) lasts:
+        as long as a call can be held behind a front that streams; as long as a request may
+        wait on the task's row before it answers behind one that buffers."""
+        return self.hold_seconds if self.streams else self.answer_seconds
+
 
 @dataclass(frozen=True)
 class CallPolicy:
@@ -49,12 +60,14 @@ class CallPolicy:
     # timeout (2026-07-28 hosts: OpenAI Agents gives up at 5 s, and nothing on the wire
     # tells it from a host that waits longer).
     wait_seconds: float = 50.0
-    answer_wait_seconds: float = 4.0
+    answer_wait_seconds: float = 3.5
     handles: bool = True
     piece_seconds: float = 20.0
     hang_up_seconds: float = 90.0
     front_streaming: bool = False
     front_timeout_seconds: float = 29.0
+    # The deployment's streaming endpoint (StreamingApi), when it has one: its /mcp.
+    streaming_url: str = ""
     # Tool calls (and streams holding on) one process runs inside requests at once, and one
     # owner's share of them (InlineSlots).
     max_inline_calls: int = 16

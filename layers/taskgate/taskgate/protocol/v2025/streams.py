@@ -278,6 +278,8 @@ class ResultStreams:
         read: TaskRecord | dict[str, Any] | None = None
         if state.task_id and (not state.done or len(state.events) > seen):
             read = self._read(state)
+            if isinstance(read, TaskRecord) and any('"ask"' in marker for marker in state.events[seen:]):
+                read = self._still_asking(state, read)
         if isinstance(read, TaskRecord) and len(state.events) > seen:
             # What the client missed before the events it is about to get again.
             claim = self._tasks.progress_claim(state.task_id)
@@ -349,6 +351,9 @@ class ResultStreams:
             if isinstance(read, TaskRecord):
                 yield from self._task_notices(state, read, seen, log_level)
                 due, poll = self._due(state, read), read.poll_interval_ms / 1000
+                if due and read.status is TaskStatus.INPUT_REQUIRED:
+                    read = self._still_asking(state, read)
+                    due = self._due(state, read)
                 if not due and self._hand_over_due(state, read):
                     due, handing_over = [self._handle(state, read)], True
             else:
@@ -373,6 +378,19 @@ class ResultStreams:
                     return  # the process is busy: reconnecting later waits just as well
                 self._sleep(poll)
             read = self._read(state)
+
+    def _still_asking(self, state: StreamState, read: TaskRecord) -> TaskRecord:
+        """The task as it is before one of its questions goes to a plain call's client: a
+        read that may lag (half a read's price) could still show a question the client
+        already put an end to (notifications/cancelled, or its session closed), and a question
+        sent to a call its client gave up on is answered by the session's callback all the
+        same, which runs the work on. A question is rare: it costs one consistent read."""
+        if not state.hides_task or read.status is not TaskStatus.INPUT_REQUIRED:
+            return read
+        try:
+            return self._tasks.get(state.owner, state.task_id)
+        except TaskNotFound:
+            return read
 
     def _task_notices(
         self, state: StreamState, record: TaskRecord, seen: _Seen, log_level: str | None

@@ -175,7 +175,7 @@ class Era2026(Era):
                 return result
             case Asks(requests, state):
                 return w.input_required(requests, state)
-            case Held(record, hand_over_at_ms, expected):
+            case Held(record, hand_over_at_ms, expected, rounds, round_after_ms):
                 stream = self._held.stream(
                     call.owner,
                     record,
@@ -183,6 +183,8 @@ class Era2026(Era):
                     log_level=call.meta.get(w.META_LOG_LEVEL),
                     hand_over_at_ms=hand_over_at_ms,
                     expected_seconds=expected,
+                    rounds=rounds,
+                    round_after_ms=round_after_ms,
                 )
                 return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
             case Refused(why, tool, message):

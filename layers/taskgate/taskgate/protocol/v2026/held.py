@@ -9,6 +9,11 @@ the response. A call still running when the caller's wait is up is answered with
 handle instead. Closing the stream is this era's cancellation: a caller that goes away
 takes its task with it.
 
+A caller that answers in rounds of its call (protocol/calls/rounds.py) is asked the task's
+questions in an ``input_required`` result that ends the stream, and is called back for the
+answer's round; one whose call no handle can answer is held round by round, each round
+ending when its time is up with a round that asks nothing.
+
 Each held call holds one of its owner's few places (domain/holds.py, counted in the table):
 deployed, a held call is a Lambda execution of its own for as long as it lasts, and one
 owner must not take the account's concurrency from everyone. A call that finds its owner's
@@ -23,17 +28,21 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ...clock import now_ms
-from ...codes import INTERNAL_ERROR
+from ...codes import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY
 from ...domain.errors import TaskgateError, TaskNotFound
 from ...domain.holds import Holds
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ..calls.handle_tools import handed
+from ..calls.plan import TASK_HINT_2026
+from ..calls.rounds import Rounds
 from ..calls.slots import InlineSlots
 from ..wire.task_events import Cursor, news
+from .wire import missing_capability_data
 
 # A comment line when nothing else was sent for this long: idle streams are closed by
 # intermediaries (API Gateway's idle timeout is 5 minutes on regional endpoints).
@@ -86,7 +95,14 @@ class HeldCalls:
         log_level: str | None,
         hand_over_at_ms: int | None,
         expected_seconds: float | None,
+        rounds: Rounds | None = None,
+        round_after_ms: int | None = None,
     ) -> Iterator[str]:
+        """``rounds``: the call's rounds, for a caller that answers in them; ``round_after_ms``:
+        how long this round is held before it ends with a round that asks nothing, if nothing
+        else ended it first."""
+        round_until = self._monotonic() + round_after_ms / 1000 if round_after_ms is not None else None
+        ends = _Ends(hand_over_at_ms, expected_seconds, rounds, round_until)
         hold = self._holds.take(owner) if self._holds is not None else None
         if self._holds is not None and hold is None:
             yield _event(self._no_place(owner, record, request_id, hand_over_at_ms, expected_seconds))
@@ -102,7 +118,7 @@ class HeldCalls:
                 for notification, _ in fresh:
                     sent = self._monotonic()
                     yield _event(notification)
-                final = self._final(owner, read, request_id, hand_over_at_ms, expected_seconds)
+                final = self._final(owner, read, request_id, ends)
                 if final is not None:
                     answered = True
                     yield _event(final)
@@ -158,31 +174,60 @@ class HeldCalls:
         message = f"Server busy: you already have {places} calls held open; try again when one ends"
         return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": message}}
 
-    def _final(
-        self,
-        owner: str,
-        record: TaskRecord,
-        request_id: Any,
-        hand_over_at_ms: int | None,
-        expected_seconds: float | None,
-    ) -> dict[str, Any] | None:
+    def _final(self, owner: str, record: TaskRecord, request_id: Any, ends: _Ends) -> dict[str, Any] | None:
         """The call's response, once there is one."""
         if record.status.terminal:
             return _response(self._tasks.with_result(record), request_id)
-        if record.status is TaskStatus.INPUT_REQUIRED:
-            # This era sends no requests on a response stream, and a held call has no
-            # round to carry the questions in: only a client that speaks tasks can answer.
-            self._tasks.cancel(owner, record.task_id)
-            error = {
-                "code": INTERNAL_ERROR,
-                "message": f"Tool {record.tool} asked for input while it ran; call it as a task to answer it",
-            }
-            return {"jsonrpc": "2.0", "id": request_id, "error": error}
-        if hand_over_at_ms is not None and self._clock() >= hand_over_at_ms:
+        rounds = ends.rounds
+        if record.status is TaskStatus.INPUT_REQUIRED and record.parking is not None:
+            if rounds is None:
+                # Only a caller that answers in rounds is ever asked (a tool asks nothing its
+                # client did not declare): this is a task whose client is not known.
+                self._tasks.cancel(owner, record.task_id)
+                message = (
+                    f"Tool {record.tool} asked for input while it ran, and this client cannot answer in a "
+                    f"round of its call; its work was stopped. {TASK_HINT_2026}"
+                )
+                return _error(request_id, {"code": INTERNAL_ERROR, "message": message})
+            asked = rounds.asking(record)
+            if asked is not None:
+                return _result(request_id, asked)
+            if not rounds.left:
+                return _error(request_id, _no_rounds(rounds.stop(record)))
+            return None  # it moved on meanwhile: read it again
+        now = self._clock()
+        if ends.hand_over_at_ms is not None and now >= ends.hand_over_at_ms:
             self._tasks.watch(record.task_id, None)
-            return {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "result": {"resultType": "complete", **handed(record, expected_seconds)},
-            }
+            return _result(request_id, {"resultType": "complete", **handed(record, ends.expected_seconds)})
+        if rounds is not None and ends.round_until is not None and self._monotonic() >= ends.round_until:
+            carried = rounds.carrying_on(record)
+            return (
+                _result(request_id, carried)
+                if carried is not None
+                else _error(request_id, _no_rounds(rounds.stop(record)))
+            )
         return None
+
+
+@dataclass(frozen=True)
+class _Ends:
+    """What ends a held call besides its task: a hand-over, or the end of its round."""
+
+    hand_over_at_ms: int | None
+    expected_seconds: float | None
+    rounds: Rounds | None
+    # When this round ends (the stream's monotonic clock), if nothing else ended it first.
+    round_until: float | None
+
+
+def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _no_rounds(message: str) -> dict[str, Any]:
+    """A call that cannot go on in rounds needs the tasks extension: the era's -32021."""
+    return {"code": MISSING_REQUIRED_CLIENT_CAPABILITY, "message": message, "data": missing_capability_data()}
+
+
+def _error(request_id: Any, error: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

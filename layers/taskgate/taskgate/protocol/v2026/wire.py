@@ -31,8 +31,11 @@ def missing_capability_data() -> dict[str, Any]:
 
 
 def input_required(requests: dict[str, Any], request_state: str | None) -> dict[str, Any]:
-    """An ``InputRequiredResult``: the questions, and the sealed state the next round echoes."""
-    result: dict[str, Any] = {"resultType": "input_required", "inputRequests": requests}
+    """An ``InputRequiredResult``: the questions (none: a round that only carries the call
+    on), and the sealed state the next round echoes."""
+    result: dict[str, Any] = {"resultType": "input_required"}
+    if requests or request_state is None:
+        result["inputRequests"] = requests
     if request_state is not None:
         result["requestState"] = request_state
     return result

@@ -3,6 +3,7 @@ headers and message) and the reply (``HttpReply``, or a JSON-RPC result)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,8 @@ class Call:
     # True once the client has gone away (the local server watches its connection; in
     # Lambda nothing can tell, and one instance serves one request anyway).
     gone: Callable[[], bool] = field(default=lambda: False)
+    # When it arrived (time.monotonic()): a request that waits counts its budget from here.
+    received: float = field(default_factory=time.monotonic)
 
     def emit(self, notification: dict[str, Any]) -> None:
         self.emitted.append(notification)

@@ -11,6 +11,10 @@ on every echo:
 - an expiry (``REQUEST_STATE_TTL_SECONDS``);
 - the request it belongs to: the method, the tool and a digest of its arguments.
 
+A round of a plain call whose tool runs as a hidden task (protocol/calls/rounds.py) also
+names that task and the round it is (``TaskRound``): the task's row takes each round once,
+by a conditional write, so a state cannot be used twice however often it is echoed.
+
 Tokens are ``tg1.`` + base64url(key id ‖ nonce ‖ ciphertext); the prefix and the key id
 are authenticated too. The key is derived (HKDF-SHA256) from a secret every Lambda
 instance reads (the stack's Secrets Manager secret: its current value seals, its previous one
@@ -53,15 +57,46 @@ KeySource = Callable[[], Sequence[bytes]]
 
 
 @dataclass(frozen=True)
+class TaskRound:
+    """A round of a plain call answered by a hidden task: which task, the round number its
+    row takes once (``number``), how many ``input_required`` results the call has had with
+    this one (``count``: clients stop after a fixed number), and which of the task's
+    questions it answers (``question``: a digest naming the parking; None: a round that
+    asks nothing and only carries the call on)."""
+
+    task_id: str
+    number: int
+    count: int
+    question: str | None = None
+
+    def to_claim(self) -> list[Any]:
+        return [self.task_id, self.number, self.count, self.question]
+
+    @classmethod
+    def from_claim(cls, raw: Any) -> TaskRound:
+        if (
+            not isinstance(raw, list)
+            or len(raw) != 4
+            or not isinstance(raw[0], str)
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in raw[1:3])
+            or not (raw[3] is None or isinstance(raw[3], str))
+        ):
+            raise InvalidState("malformed round")
+        return cls(raw[0], raw[1], raw[2], raw[3])
+
+
+@dataclass(frozen=True)
 class Carried:
-    """What one round hands the next: answers already given, and the tool's saved state."""
+    """What one round hands the next: answers already given, the tool's saved state, and
+    (a hidden task's round) the task and round it names."""
 
     answers: dict[str, Any]
     state: Any = None
+    round: TaskRound | None = None
 
     @property
     def empty(self) -> bool:
-        return not self.answers and self.state is None
+        return not self.answers and self.state is None and self.round is None
 
 
 NOTHING = Carried({})
@@ -150,6 +185,11 @@ class RequestStates:
         self._ttl_ms = ttl_ms
         self._clock = clock
 
+    @property
+    def ttl_ms(self) -> int:
+        """How long a state stays valid by default (REQUEST_STATE_TTL_SECONDS)."""
+        return self._ttl_ms
+
     def _open(self, token: str) -> bytes:
         try:
             return self._ring().open(token)
@@ -176,7 +216,7 @@ class RequestStates:
     ) -> str:
         """``ttl_ms``: how long it stays valid, when not REQUEST_STATE_TTL_SECONDS."""
         now = self._clock()
-        claims = {
+        claims: dict[str, Any] = {
             "v": 1,
             "iat": now,
             "exp": now + (ttl_ms if ttl_ms is not None else self._ttl_ms),
@@ -187,6 +227,8 @@ class RequestStates:
             "r": carried.answers,
             "s": carried.state,
         }
+        if carried.round is not None:
+            claims["k"] = carried.round.to_claim()
         payload = json.dumps(claims, separators=(",", ":"), ensure_ascii=True).encode()
         return self._ring().seal(payload)
 
@@ -221,10 +263,27 @@ class RequestStates:
         answers = claims.get("r")
         if not isinstance(answers, dict):
             raise InvalidState("malformed payload")
-        return Carried(answers, claims.get("s"))
+        raw_round = claims.get("k")
+        round_ = TaskRound.from_claim(raw_round) if raw_round is not None else None
+        return Carried(answers, claims.get("s"), round_)
 
 
 def ephemeral_keys() -> Sequence[bytes]:
     """A key made now and held only by this process: for a single local server.
     Every Lambda instance must share one instead (the stack's secret)."""
     return [os.urandom(32)]
+
+
+def ephemeral_source() -> KeySource:
+    """A source of one key made once and held for its life (a local server's, a test's): the
+    same key each time it is read. RotatingKeys reads its source again every 15 minutes, and a
+    state may live longer (a person's answer to a question: REQUEST_STATE_TTL_SECONDS). Made at
+    the first read, never at a cold start (a SnapStart snapshot must hold no random value)."""
+    made: list[Sequence[bytes]] = []
+
+    def keys() -> Sequence[bytes]:
+        if not made:
+            made.append(ephemeral_keys())
+        return made[0]
+
+    return keys

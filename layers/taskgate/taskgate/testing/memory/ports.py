@@ -11,7 +11,7 @@ from ...domain.errors import TransitionRejected
 from ...domain.model import TaskStatus
 from ...domain.ports import Clock
 from ...jobs.kinds import KINDS
-from ...protocol.wire.request_state import ephemeral_keys
+from ...protocol.wire.request_state import ephemeral_source as request_state_source
 from ...root import Ports
 from .blobs import MemoryBlobs
 from .clock import FakeClock
@@ -126,16 +126,15 @@ class Memory:
         self.stream_time += seconds
         self.on_wait()
 
-    def ports(
-        self, *, with_bucket: bool = True, keys: Callable[[], Sequence[bytes]] = ephemeral_keys
-    ) -> Ports:
+    def ports(self, *, with_bucket: bool = True, keys: Callable[[], Sequence[bytes]] | None = None) -> Ports:
+        """``keys``: the requestState key source (default: one key these ports hold for life)."""
         return Ports(
             store=lambda: self.store,
             workflow=lambda: self.workflow,
             sessions=lambda: self.sessions,
             durations=lambda: self.durations,
             blobs=(lambda: self.blobs) if with_bucket else (lambda: None),
-            request_state_keys=keys,
+            request_state_keys=keys or request_state_source(),
             clock=self.clock,
             sleep=self._wait,
             monotonic=lambda: self.stream_time,

@@ -217,6 +217,16 @@ class MemoryTaskStore:
                 raise TransitionRejected(task_id)
             self._put(dataclasses.replace(record, watched_until_ms=until_ms))
 
+    def take_round(self, task_id: str, owner: str, number: int, watch_until_ms: int | None) -> TaskRecord:
+        with self._lock:
+            record = self.records.get(task_id)
+            if record is None or record.owner != owner or record.call_round >= number:
+                raise TransitionRejected(task_id)
+            watched = record.watched_until_ms if watch_until_ms is None else watch_until_ms
+            taken = dataclasses.replace(record, call_round=number, watched_until_ms=watched)
+            self._put(taken)
+            return taken
+
     def ask(
         self, task_id: str, requests: dict[str, Any], now_ms: int, alive: Expiry, *, history_events: int = 0
     ) -> None:
