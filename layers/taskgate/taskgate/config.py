@@ -120,6 +120,9 @@ class Settings(BaseModel):
     # the default deployment's: buffered, cut at 29 s (local is as strict as deployed).
     front_streaming: bool = False
     front_timeout_seconds: Annotated[float, Field(gt=0, le=900)] = 29.0
+    # How many long-held requests (listen streams, held calls) one owner may have open at
+    # once, counted in the table (domain/held.py); 0: no cap.
+    max_held_per_owner: NonNegative = 4
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
 from .config import Settings
+from .domain.held import HeldRequests, HeldStore, ProcessHeldStore
 from .domain.limits import Limits
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
@@ -80,6 +81,9 @@ class Ports:
     sign_in: Callable[[], SignInPorts] | None = None
     # What ``taskgate.tools.secret`` reads a tool's secret with (ToolSecretArns); None: none can be read.
     tool_secrets: SecretReader | None = None
+    # The owners' leases on long-held requests (domain/held.py); by default this process's
+    # own, right for one local server only: a deployment passes the table's.
+    held: Callable[[], HeldStore] = ProcessHeldStore
 
 
 def apply_tool_environment(pairs: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> None:
@@ -202,6 +206,11 @@ class Taskgate:
             front_streaming=s.front_streaming,
             front_timeout_seconds=s.front_timeout_seconds,
         )
+
+    @once
+    def held(self) -> HeldRequests:
+        """The cap on each owner's long-held requests (listen streams, held calls)."""
+        return HeldRequests(self.ports.held(), self.ports.clock, self.settings.max_held_per_owner)
 
     @once
     def tool_calls(self) -> ToolCallFlow:
