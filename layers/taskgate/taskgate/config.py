@@ -120,6 +120,13 @@ class Settings(BaseModel):
     # the default deployment's: buffered, cut at 29 s (local is as strict as deployed).
     front_streaming: bool = False
     front_timeout_seconds: Annotated[float, Field(gt=0, le=900)] = 29.0
+    # How long one subscriptions/listen stream on the streaming endpoint lasts before it ends
+    # with its result and the client re-listens (protocol/v2026/listen.py); within the front's
+    # hold, so well before API Gateway's 15-minute cut.
+    listen_seconds: Annotated[float, Field(gt=0, le=870)] = 840.0
+    # How often a listen stream reads the tasks it watches (all in one batch) and looks at the
+    # resources: what a poll at this interval would read, at polling's price.
+    listen_interval_ms: Annotated[int, Field(ge=100, le=60_000)] = 1_000
     # How many long-held requests (listen streams, held calls) one owner may have open at
     # once, counted in the table (domain/held.py); 0: no cap.
     max_held_per_owner: NonNegative = 4

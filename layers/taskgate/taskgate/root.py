@@ -38,6 +38,7 @@ from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.v2026 import Era2026
 from .protocol.v2026.held import HeldCalls
+from .protocol.v2026.listen import ListenPolicy, Listens
 from .protocol.wire.request_state import RequestStates
 from .protocol.wire.transport_security import TransportSecurity
 from .tools.registry import ToolRegistry, registry
@@ -213,6 +214,35 @@ class Taskgate:
         return HeldRequests(self.ports.held(), self.ports.clock, self.settings.max_held_per_owner)
 
     @once
+    def listens(self) -> Listens:
+        s = self.settings
+
+        def catalog(call: Any, uris: list[str], lists: bool) -> Any:
+            # The catalogue's modules (and the tools') with the first listen that asks for resources.
+            from .codes import INVALID_PARAMS
+            from .protocol.catalog.resources import ResourceMethods
+            from .protocol.catalog.watch import ResourceWatch
+
+            return ResourceWatch(
+                ResourceMethods(self, not_found_code=INVALID_PARAMS, hints=True), call, uris, lists
+            )
+
+        policy = ListenPolicy(
+            streams=self.policy.front.streams,
+            seconds=min(s.listen_seconds, self.policy.hold_seconds) if self.policy.front.streams else 0.0,
+            interval_seconds=s.listen_interval_ms / 1000,
+        )
+        return Listens(
+            self.tasks,
+            self.held,
+            policy,
+            catalog,
+            sleep=self.ports.sleep,
+            monotonic=self.ports.monotonic,
+            audit=self.audit,
+        )
+
+    @once
     def tool_calls(self) -> ToolCallFlow:
         """What a tools/call becomes, for both eras (protocol/calls/flow.py)."""
         return ToolCallFlow(self)
@@ -313,7 +343,7 @@ class Taskgate:
             monotonic=self.ports.monotonic,
             clock=self.ports.clock,
         )
-        return Era2026(self, catalog, held, self.tool_calls)
+        return Era2026(self, catalog, held, self.tool_calls, self.listens)
 
     @once
     def era2025(self) -> Era:

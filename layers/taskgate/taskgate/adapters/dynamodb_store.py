@@ -368,19 +368,19 @@ class DynamoDBTaskStore:
                 return
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+    def get_many(
+        self, task_ids: list[str], *, consistent: bool = True, whole: bool = False
+    ) -> list[TaskRecord]:
         """One BatchGetItem (and its unprocessed keys again, with backoff) for up to 100
-        tasks, reading only what a task's lifecycle needs: a row may hold 256 KB of
-        arguments, which the sweeper never looks at."""
+        tasks, reading only what a task's lifecycle needs unless ``whole``: a row may hold
+        256 KB of arguments, which the sweeper never looks at."""
         if len(task_ids) > 100:
             raise ValueError("at most 100 tasks per read")
         keys = [self._key(task_id) for task_id in dict.fromkeys(task_ids) if task_id and "#" not in task_id]
-        names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
-        request = {
-            "ConsistentRead": True,
-            "ProjectionExpression": ", ".join(names),
-            "ExpressionAttributeNames": names,
-        }
+        request: dict[str, Any] = {"ConsistentRead": consistent}
+        if not whole:
+            names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
+            request.update(ProjectionExpression=", ".join(names), ExpressionAttributeNames=names)
         records: list[TaskRecord] = []
         for attempt in range(8):
             if not keys:
