@@ -24,6 +24,7 @@ from .root import Ports, Taskgate
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
+    from .domain.held import HeldStore
     from .domain.sessions import SessionStore
     from .jobs.vocabulary import Jobs
 
@@ -38,6 +39,11 @@ def aws_ports(settings: Settings) -> Ports:
         from .adapters.dynamodb_sessions import DynamoDBSessionStore  # the 2025 era's: built with it
 
         return DynamoDBSessionStore(dynamodb, settings.task_table, ports.clock)
+
+    def held() -> HeldStore:
+        from .adapters.dynamodb_held import DynamoDBHeldStore  # with the first long-held request
+
+        return DynamoDBHeldStore(dynamodb, settings.task_table)
 
     def request_state_keys() -> Sequence[bytes]:
         """The stack's secret, read once (by the first plain call that needs it); without
@@ -90,6 +96,7 @@ def aws_ports(settings: Settings) -> Ports:
         jobs=jobs,
         sign_in=lambda: sign_in_ports(settings),
         tool_secrets=tool_secret,
+        held=held,
     )
     return ports
 
