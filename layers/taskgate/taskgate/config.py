@@ -120,6 +120,9 @@ class Settings(BaseModel):
     # the default deployment's: buffered, cut at 29 s (local is as strict as deployed).
     front_streaming: bool = False
     front_timeout_seconds: Annotated[float, Field(gt=0, le=900)] = 29.0
+    # The stack's event bus (TaskEventBus): where the consumer of the table's change stream
+    # puts a wake-up when a task ends or starts waiting for an answer (domain/wake_ups.py).
+    task_event_bus: str = ""
     # How long one subscriptions/listen stream on the streaming endpoint lasts before it ends
     # with its result and the client re-listens (protocol/v2026/listen.py); within the front's
     # hold, so well before API Gateway's 15-minute cut.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
-from .config import Settings
+from .config import ConfigurationError, Settings
 from .domain.held import HeldRequests, HeldStore, ProcessHeldStore
 from .domain.limits import Limits
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from .domain.calls import PlainCalls
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
+    from .domain.wake_ups import EventPublisher, WakeUps
     from .domain.worker import Worker
     from .protocol.wire.sealing import KeyRing
     from .tools.needs import SecretReader
@@ -85,6 +86,8 @@ class Ports:
     # The owners' leases on long-held requests (domain/held.py); by default this process's
     # own, right for one local server only: a deployment passes the table's.
     held: Callable[[], HeldStore] = ProcessHeldStore
+    # Where wake-ups go (the stack's event bus, domain/wake_ups.py); None: nowhere to publish.
+    events: Callable[[], EventPublisher] | None = None
 
 
 def apply_tool_environment(pairs: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> None:
@@ -311,6 +314,15 @@ class Taskgate:
             yield_margin_ms=self.settings.step_yield_margin_ms,
             callback_base_url=self.settings.public_url,
         )
+
+    @once
+    def wake_ups(self) -> WakeUps:
+        """The events the change stream's consumer (TaskEventsFunction) publishes."""
+        from .domain.wake_ups import WakeUps  # the events function's
+
+        if self.ports.events is None:
+            raise ConfigurationError("taskgate is misconfigured: TASK_EVENT_BUS: Field required")
+        return WakeUps(self.ports.events())
 
     @once
     def sweeper(self) -> Sweeper:

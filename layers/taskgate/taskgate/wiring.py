@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .auth.state import SignInStore
     from .domain.held import HeldStore
     from .domain.sessions import SessionStore
+    from .domain.wake_ups import EventPublisher
     from .jobs.vocabulary import Jobs
 
 
@@ -39,6 +40,11 @@ def aws_ports(settings: Settings) -> Ports:
         from .adapters.dynamodb_sessions import DynamoDBSessionStore  # the 2025 era's: built with it
 
         return DynamoDBSessionStore(dynamodb, settings.task_table, ports.clock)
+
+    def events() -> EventPublisher:
+        from .adapters.eventbridge_events import EventBridgePublisher  # the events function's
+
+        return EventBridgePublisher(lambda: aws_clients.client("events"), settings.task_event_bus)
 
     def held() -> HeldStore:
         from .adapters.dynamodb_held import DynamoDBHeldStore  # with the first long-held request
@@ -97,6 +103,7 @@ def aws_ports(settings: Settings) -> Ports:
         sign_in=lambda: sign_in_ports(settings),
         tool_secrets=tool_secret,
         held=held,
+        events=events if settings.task_event_bus else None,
     )
     return ports
 

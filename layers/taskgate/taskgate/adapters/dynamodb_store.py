@@ -14,7 +14,8 @@ Item layout (attribute: type):
   started it: a replaced state machine's executions are still found) · progress S(JSON) ·
   progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
   watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
-  come back by then)
+  come back by then) · rowVersion N (1 at creation, one more with each write that changes the
+  status, here and in the state machine: the table's change stream keys its events by it)
 While a job a tool handed off is pending (jobs/vocabulary.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
@@ -83,6 +84,10 @@ def _alive_values(alive: Expiry) -> dict[str, Any]:
 
 
 _KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
+# What every write that changes a task's status adds (the state machine's AwaitInput and
+# RecordFailure too): rows written before the counter existed count on from zero.
+_NEXT_VERSION = " ADD rowVersion :one"
+_ONE = {":one": n(1)}
 
 
 def _counting(expression: str, history_events: int) -> tuple[str, dict[str, Any]]:
@@ -217,6 +222,7 @@ class DynamoDBTaskStore:
             "activeOwner": s(record.owner),
             "inputResponses": {"M": {k: j(v) for k, v in record.input_responses.items()}},
             "answerBytes": n(map_size(record.input_responses)),
+            "rowVersion": n(1),
         }
         if record.status_message:
             item["statusMessage"] = s(record.status_message)
@@ -478,10 +484,11 @@ class DynamoDBTaskStore:
                 task_id,
                 UpdateExpression="SET "
                 + ", ".join(sets)
-                + " REMOVE taskToken, inputRequests, activeOwner, callbackToken",
+                + " REMOVE taskToken, inputRequests, activeOwner, callbackToken"
+                + _NEXT_VERSION,
                 ConditionExpression=_IS_ACTIVE,
                 ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
+                ExpressionAttributeValues={**values, **_ONE},
             )
         except TransitionRejected:
             return False
@@ -540,10 +547,12 @@ class DynamoDBTaskStore:
         last = {
             "UpdateExpression": "SET "
             + ", ".join([*sets, "#status = :working", "statusMessage = :resumed"])
-            + " REMOVE taskToken, inputRequests",
+            + " REMOVE taskToken, inputRequests"
+            + _NEXT_VERSION,
             "ConditionExpression": " AND ".join([*conditions, "size(inputRequests) = :n"]),
             "ExpressionAttributeValues": {
                 **values,
+                **_ONE,
                 ":working": s("working"),
                 ":resumed": s("Resuming with the client's answers."),
             },
@@ -566,10 +575,11 @@ class DynamoDBTaskStore:
         resp = self._update(
             task_id,
             UpdateExpression=f"SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE} "
-            "REMOVE taskToken, inputRequests, activeOwner, callbackToken",
+            "REMOVE taskToken, inputRequests, activeOwner, callbackToken" + _NEXT_VERSION,
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
+                **_ONE,
                 ":cancelled": s("cancelled"),
                 ":m": s(message),
                 ":now": _t(now_ms),

@@ -25,8 +25,9 @@ from starlette.types import ASGIApp
 from .. import wiring
 from . import aws_calls, streaming
 from . import sign_in as dev_sign_in
+from .change_stream import LocalRoute
 from .dev_auth import DevAuthMiddleware, parse_tokens
-from .runtime import EmbeddedAws
+from .runtime import REGION, EmbeddedAws
 
 
 def _sweep_forever(interval: float) -> None:
@@ -63,7 +64,11 @@ def app() -> ASGIApp:
         provider = dev_sign_in.prepare(os.environ, host, port, idp_port)
     stream_url = streaming.prepare(os.environ, shown)
     if os.environ.get("TASKGATE_BACKEND", "embedded") == "embedded":
-        EmbeddedAws().start()
+        aws = EmbeddedAws().start()
+        # The table's change stream, read as TaskEventsFunction's mapping reads it, and a
+        # route of its wake-ups to a local queue whose events are logged (change_stream.py).
+        aws.change_stream().start()
+        LocalRoute(os.environ["TASK_EVENT_BUS"], REGION).start()
     root = dev_sign_in.with_test_documents(wiring.root())
     wiring.reset(to=root)
     settings = root.settings
