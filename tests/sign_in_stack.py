@@ -253,10 +253,14 @@ def build_stack(
     keys: KeySource | None = None,
     streaming: bool = False,
     stream_server: Callable[[], McpServer] | None = None,
+    client_keys: str = "",
 ) -> SignInStack:
+    """``client_keys``: OAUTH_CLIENT_KEYS (machine clients with a key)."""
     clock = clock or Clock()
     keys = keys or ephemeral_source()
     env = dict(env or sign_in_env())
+    if client_keys:
+        env["OAUTH_CLIENT_KEYS"] = client_keys
     if streaming:
         env["STREAM_PUBLIC_URL"] = STREAM  # ApiFunction's: the authorization server's second resource
     settings = Settings.from_env(env)

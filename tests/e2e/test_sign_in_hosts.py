@@ -18,9 +18,7 @@ sign-in of the same person sees it; an agent's client-credentials token does not
 
 from __future__ import annotations
 
-import datetime
 import http.server
-import ipaddress
 import json
 import os
 import pathlib
@@ -38,6 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from tests.certificates import self_signed
 from tests.e2e.local_server import free_port, run_setup, running_server
 from tests.mcp_client import envelope, headers_for
 from tests.sign_in_stack import pkce
@@ -73,43 +72,10 @@ class Document:
     fetches: list[str] = field(default_factory=list)
 
 
-def _certificate(tmp: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=2))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp / "cimd.pem", tmp / "cimd.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return cert_path, key_path
-
-
 @pytest.fixture(scope="module")
 def metadata_document(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Document]:
     tmp = tmp_path_factory.mktemp("cimd")
-    cert, key = _certificate(tmp)
+    cert, key = self_signed(tmp)
     port = free_port()
     served = Document(
         f"https://127.0.0.1:{port}/clients/taskgate-e2e.json",

@@ -151,7 +151,12 @@ def test_web_pages_cannot_reach_the_endpoint(endpoint: str) -> None:
 
     body = json.dumps({"TableName": TABLE_NAME, "Limit": 1}).encode()
     headers = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.Scan"}
-    for browser in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Mode": "no-cors"}):
+    # The last: a page on a domain rebound to 127.0.0.1 (red team round three, L1).
+    for browser in (
+        {"Origin": "https://evil.example"},
+        {"Sec-Fetch-Mode": "no-cors"},
+        {"Host": "evil.example"},
+    ):
         request = urllib.request.Request(endpoint, data=body, headers={**headers, **browser}, method="POST")
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)

@@ -224,3 +224,24 @@ def test_a_call_key_is_claimed_once_until_it_expires(pieces: None, aws: Embedded
     assert store.claim_call("k3", "task-d", now - 1_000) is None
     assert store.claim_call("k3", "task-e", now + 60_000) is None
     assert store.find_call("k3") == CallClaim("task-e")
+    # The claim keeps which call it was (its tool and arguments' digest: red team L3).
+    assert store.claim_call("k4", "task-f", now + 60_000, "digest-1") is None
+    assert store.claim_call("k4", "task-g", now + 60_000, "digest-2") == CallClaim(
+        "task-f", digest="digest-1"
+    )
+
+
+def test_an_owners_places_are_leases_in_the_table(pieces: None, aws: EmbeddedAws) -> None:
+    """Red team L2: the places held calls take (domain/holds.py) are conditional writes on
+    DynamoDB: one holder a place, a renewal by its own holder, free once the lease runs out
+    or its holder leaves."""
+    store = wiring.root().sessions
+    now = int(time.time() * 1000)
+    assert store.take_place("p#0", "h1", until_ms=now + 60_000, now_ms=now)
+    assert not store.take_place("p#0", "h2", until_ms=now + 60_000, now_ms=now)
+    assert store.take_place("p#0", "h1", until_ms=now + 90_000, now_ms=now)  # a renewal
+    assert store.take_place("p#0", "h2", until_ms=now + 200_000, now_ms=now + 90_000)  # run out
+    store.leave_place("p#0", "h1")  # not its holder any more: nothing happens
+    assert not store.take_place("p#0", "h3", until_ms=now + 100_000, now_ms=now + 95_000)
+    store.leave_place("p#0", "h2")
+    assert store.take_place("p#0", "h3", until_ms=now + 100_000, now_ms=now + 95_000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskgate.local.endpoint import listen_addresses, refuse_browsers
+from taskgate.local.endpoint import listen_addresses, refuse_browsers, served_names
 
 
 def test_the_endpoint_listens_on_the_docker_bridge_and_loopback_only() -> None:
@@ -30,8 +30,49 @@ def test_requests_a_browser_makes_are_refused() -> None:
     statuses: list[str] = []
     wsgi = refuse_browsers(app)
     for extra in ({"HTTP_ORIGIN": "https://evil.example"}, {"HTTP_SEC_FETCH_SITE": "cross-site"}, {}):
-        wsgi({"PATH_INFO": "/", **extra}, lambda status, headers: statuses.append(status))
+        environ = {"PATH_INFO": "/", "HTTP_HOST": "127.0.0.1:4599", **extra}
+        wsgi(environ, lambda status, headers: statuses.append(status))
     assert statuses == ["403 Forbidden", "403 Forbidden", "200 OK"] and served == ["/"]
+
+
+def test_a_page_on_a_rebound_domain_is_refused_by_its_host_header() -> None:
+    """Red team round three, L1: after DNS rebinding, a same-origin GET carries neither Origin
+    nor Sec-Fetch-* (plain http is no secure context); only its Host names the page's domain.
+    With a Host naming the bucket, it listed and read the result bucket through moto."""
+    served: list[str] = []
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        served.append(environ["HTTP_HOST"])
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    wsgi = refuse_browsers(app, served_names(["172.17.0.1", "127.0.0.1"]))
+
+    def status(host: str | None) -> str:
+        found: list[str] = []
+        environ = {"PATH_INFO": "/", "REQUEST_METHOD": "GET"} | ({"HTTP_HOST": host} if host else {})
+        wsgi(environ, lambda s, headers: found.append(s))
+        return found[0]
+
+    for rebound in (
+        "evil.example:4599",
+        "taskgate-results.evil.example:4599",
+        "taskgate-results.s3.evil.example",
+        "127.0.0.1.evil.example:4599",
+        "localhost.evil.example",
+        None,
+    ):
+        assert status(rebound) == "403 Forbidden", rebound
+    for sdk in (
+        "127.0.0.1:4599",
+        "localhost:4599",
+        "[::1]:4599",
+        "host.docker.internal:4599",
+        "172.17.0.1:4599",
+        "taskgate-results.localhost:4599",  # S3 with the bucket in the host
+        "taskgate-results.host.docker.internal:4599",
+    ):
+        assert status(sdk) == "200 OK", sdk
 
 
 def test_every_local_server_defaults_to_loopback() -> None:

@@ -319,8 +319,8 @@ def test_a_cancel_racing_the_call_before_its_task_exists_still_cancels_it(
     task row exists. The cancel cannot find the task; the call finds the mark."""
     claim = world.sessions.claim_call
 
-    def claim_then_cancel(key: str, task_id: str, expires_at_ms: int) -> Any:
-        won = claim(key, task_id, expires_at_ms)
+    def claim_then_cancel(key: str, task_id: str, expires_at_ms: int, digest: str = "") -> Any:
+        won = claim(key, task_id, expires_at_ms, digest)
         assert _cancel(legacy, 13) == 202  # while this call is still being served
         return won
 

@@ -66,7 +66,9 @@ def test_clients_find_an_authorization_server_with_pkce_registration_and_metadat
     challenge = stack.mcp(None, "tools/list", {})
     assert challenge.status_code == 401
     prm = stack.http.get(f"{STACK}/.well-known/oauth-protected-resource/mcp").json()
-    assert prm["resource"] == RESOURCE and prm["authorization_servers"] == [STACK]
+    # The stack's own server first (hosts take the first); the issuer whose own tokens are
+    # taken too (AuthMode CLIENT) after it, for a machine client told its credentials are there.
+    assert prm["resource"] == RESOURCE and prm["authorization_servers"] == [STACK, stack.idp.issuer]
     metadata = stack.http.get(f"{STACK}/.well-known/oauth-authorization-server")
     assert metadata.headers["access-control-allow-origin"] == "*"
     document = metadata.json()
@@ -269,16 +271,16 @@ def test_pkce_is_required_and_must_match(stack: SignInStack) -> None:
     }
     for missing in ({"code_challenge": "", "code_challenge_method": ""}, {"code_challenge_method": "plain"}):
         refused = stack.sign_in_as_person(stack.authorization(client_id, **missing))
-        assert refused.params["error"] == "invalid_request", missing
-        assert len(refused.person.steps) == 1  # told at once, never sent to sign in
+        # Told at once on a page, never sent to sign in nor redirected (red team M1).
+        assert [s.status for s in refused.person.steps] == [400], missing
+        assert refused.person.saw("invalid_request"), missing
 
 
 def test_a_token_for_another_resource_is_refused(stack: SignInStack) -> None:
     client_id = stack.register()
     other = "https://other.example/mcp"
     refused = stack.sign_in_as_person(stack.authorization(client_id, resource=other))
-    assert refused.params["error"] == "invalid_target" and len(refused.person.steps) == 1
-    assert refused.params["iss"] == STACK and refused.params["state"]  # RFC 9207: errors too
+    assert [s.status for s in refused.person.steps] == [400] and refused.person.saw("invalid_target")
     authorization = stack.sign_in_as_person(stack.authorization(client_id))
     at_token = stack.exchange(authorization, resource=other)
     assert at_token.status_code == 400 and at_token.json()["error"] == "invalid_target"

@@ -90,7 +90,7 @@ def test_the_streaming_endpoints_401_points_at_its_own_metadata_naming_the_stack
     document = stack.http.get(STREAM_METADATA)
     assert document.status_code == 200
     assert document.json()["resource"] == STREAM_RESOURCE
-    assert document.json()["authorization_servers"] == [STACK]
+    assert document.json()["authorization_servers"] == [STACK, stack.idp.issuer]  # the stack's first
     # The authorization server is the issuer's, on the HTTP API; it is not served here.
     for path in ("/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token"):
         assert stack.http.post(f"{STREAM}{path}").status_code in (404, 405), path
@@ -174,12 +174,13 @@ def test_a_resource_is_one_of_the_stacks_endpoints_and_one_only(stack: SignInSta
     client_id = stack.register()
     for bad in ("https://other.example/mcp", f"{STREAM}/other", f"{STACK}/stream/mcp"):
         refused = stack.sign_in_as_person(stack.authorization(client_id, resource=bad))
-        assert refused.params["error"] == "invalid_target", bad
-        assert len(refused.person.steps) == 1  # told at once, never sent to sign in
+        # Told at once on a page, never sent to sign in nor redirected (red team M1).
+        assert [s.status for s in refused.person.steps] == [400], bad
+        assert refused.person.saw("invalid_target"), bad
     both = stack.authorization(client_id)
     both.url += "&" + "resource=" + STREAM_RESOURCE  # a second resource parameter
     refused = stack.sign_in_as_person(both)
-    assert refused.params["error"] == "invalid_target"
+    assert refused.person.saw("invalid_target") and [s.status for s in refused.person.steps] == [400]
     # No resource at all: the HTTP API's /mcp, as before.
     plain = stack.sign_in_as_person(stack.authorization(client_id, resource=""))
     token = stack.exchange(plain, resource="").json()["access_token"]

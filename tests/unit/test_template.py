@@ -422,6 +422,9 @@ def test_mcp_clients_can_discover_sign_in() -> None:
         "OAUTH_REGISTRATIONS_PER_HOUR",
         "OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR",
         "OAUTH_UPSTREAM_SCOPES",
+        # Key clients for private_key_jwt: an application-only value, for the Tuning string
+        # (issue 29); empty by default (no key client).
+        "OAUTH_CLIENT_KEYS",
     }
     assert env["PUBLIC_URL"]["Fn::If"][:2] == ["HasPublicUrl", {"Ref": "PublicUrl"}]
     assert env["OAUTH_ISSUER"]["Fn::If"][:2] == [

@@ -144,6 +144,11 @@ class Settings(BaseModel):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
+    # Requests one owner may hold open at once for their whole length (held calls on a
+    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
+    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
+    # task handle. The anonymous owner (sign-in off) is not capped.
+    max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.
     max_input_response_bytes: Positive = 65_536
@@ -223,6 +228,9 @@ class Settings(BaseModel):
     # everyone and from one address; a client never used expires after a day.
     oauth_registrations_per_hour: Positive = 200
     oauth_registrations_per_address_per_hour: Positive = 20
+    # USER and CLIENT: machine clients that authenticate with private_key_jwt (auth/machines.py),
+    # each with where its public keys are: client_id=<https JWKS URL or a JWKS file>, comma-separated.
+    oauth_client_keys: str = ""
 
     @field_validator(
         "tool_modules",
@@ -254,6 +262,14 @@ class Settings(BaseModel):
     @property
     def tool_environment_pairs(self) -> dict[str, str]:
         return parse_tool_environment(self.tool_environment)
+
+    @field_validator("oauth_client_keys")
+    @classmethod
+    def _client_keys_parse(cls, value: str) -> str:
+        from .auth.machines import parse_client_keys
+
+        parse_client_keys(value)  # a ValueError names the entry
+        return value
 
     @field_validator("auth_mode", mode="before")
     @classmethod

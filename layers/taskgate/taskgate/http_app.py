@@ -45,6 +45,17 @@ def _has_lone_surrogate(message: Any) -> bool:
     return False
 
 
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON: stored in a task's output they would make every later
+    # answer carrying it invalid JSON for the client.
+    raise ValueError(f"{name} is not JSON")
+
+
+def _bearer(authorization: str) -> str:
+    scheme, _, value = authorization.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
 _END = object()
 
 
@@ -221,14 +232,14 @@ def create_app(
         refusal = guard.refusal(request.headers, _own_domain(request))
         if refusal is not None:
             return JSONResponse({"error": refusal}, 403)
-        secret = request.query_params.get("secret", "")
+        secret = request.query_params.get("secret", "") or _bearer(request.headers.get("authorization", ""))
         body = await bounded_body(request, max_body_bytes)
         if body is None:
             response = JSONResponse({"error": too_large(max_body_bytes)}, 413)
             response.headers["connection"] = "close"
             return response
         try:
-            message: Any = json.loads(body) if body else None
+            message: Any = json.loads(body, parse_constant=_no_constant) if body else None
         except (ValueError, RecursionError):
             return JSONResponse({"error": "The body is not valid JSON."}, 400)
         if _has_lone_surrogate(message):

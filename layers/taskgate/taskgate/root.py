@@ -346,9 +346,20 @@ class Taskgate:
 
             return catalog_methods(self)
 
+        from .domain.holds import Holds
+
+        holds = Holds(
+            self.sessions,
+            places=self.settings.max_held_calls_per_owner,
+            # As long as the task is kept for its held call: renewed at the same pace.
+            lease_ms=self.policy.hang_up_ms,
+            clock=self.ports.clock,
+            unlimited=frozenset([self.settings.anonymous_owner]),
+        )
         held = HeldCalls(
             self.tasks,
             self.inline,
+            holds=holds,
             watch_ms=self.policy.hang_up_ms,
             refresh_seconds=self.policy.piece_seconds,
             sleep=self.ports.sleep,

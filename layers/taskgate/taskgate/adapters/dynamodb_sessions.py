@@ -187,9 +187,10 @@ class DynamoDBSessionStore:
         return CallClaim(
             task_id=item["callTaskId"]["S"] if "callTaskId" in item else None,
             cancelled=item.get("cancelled", {}).get("BOOL", False),
+            digest=item.get("callDigest", {}).get("S", ""),
         )
 
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
         written = conditional(
             self._ddb.put_item,
             TableName=self._table,
@@ -198,6 +199,7 @@ class DynamoDBSessionStore:
                 "kind": s("call"),
                 "callTaskId": s(task_id),
                 "expiresAt": expires_at(expires_at_ms),
+                **({"callDigest": s(digest)} if digest else {}),
             },
             # An expired item (DynamoDB deletes late) is no claim any more.
             ConditionExpression="attribute_not_exists(taskId) OR expiresAt <= :now",
@@ -234,6 +236,39 @@ class DynamoDBSessionStore:
             )
         )
         return self._claim(item) if item else None
+
+    # -- the places owners' long-lived requests hold (domain/holds.py) ------------------------
+
+    def _place_key(self, key: str) -> dict[str, Any]:
+        return {"taskId": s(f"hold#{key}")}
+
+    @translating
+    def take_place(self, key: str, holder: str, *, until_ms: int, now_ms: int) -> bool:
+        written = conditional(
+            self._ddb.put_item,
+            TableName=self._table,
+            Item={
+                **self._place_key(key),
+                "kind": s("hold"),
+                "holder": s(holder),
+                "leaseUntil": n(until_ms),
+                "expiresAt": expires_at(until_ms),
+            },
+            # Free, its lease run out (a holder that died), or this holder's own (a renewal).
+            ConditionExpression="attribute_not_exists(taskId) OR leaseUntil <= :now OR holder = :me",
+            ExpressionAttributeValues={":now": n(now_ms), ":me": s(holder)},
+        )
+        return written is not None
+
+    @translating
+    def leave_place(self, key: str, holder: str) -> None:
+        conditional(
+            self._ddb.delete_item,
+            TableName=self._table,
+            Key=self._place_key(key),
+            ConditionExpression="holder = :me",
+            ExpressionAttributeValues={":me": s(holder)},
+        )
 
     # -- resource subscriptions: one item per session, a map keyed by a hash of the URI
     # (map keys are attribute names; a URI may be longer or stranger than one should be).

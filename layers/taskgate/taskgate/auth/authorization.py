@@ -26,13 +26,14 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl
 
 from authlib.oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import (
     AuthorizationCodeMixin,
     ClientMixin,
+    InvalidClientError,
     InvalidGrantError,
     InvalidRequestError,
     JsonPayload,
@@ -58,6 +59,10 @@ from .redirects import refusal, resolve
 from .state import ClientRecord, CodeRecord, CodeUse, GrantRecord, SignInStore, digest
 from .upstream import Identity
 
+if TYPE_CHECKING:
+    from .machine_grant import ClientKeys
+    from .machines import MachineClients
+
 CODE_SECONDS = 60
 UNUSED_CLIENT_SECONDS = 24 * 3600
 MAX_REDIRECT_URIS = 10
@@ -70,10 +75,29 @@ class InvalidTargetError(OAuth2Error):  # type: ignore[misc]
     error = "invalid_target"
 
 
+class RegistrationsExhausted(OAuth2Error):  # type: ignore[misc]
+    """The hour's registrations, from everyone, are used up."""
+
+    error = "slow_down"
+    status_code = 429
+
+    def get_headers(self) -> list[tuple[str, str]]:
+        return [*super().get_headers(), ("Retry-After", "3600")]
+
+
+def error_description(text: str) -> str:
+    """``text`` as an ``error_description`` may carry it (RFC 6749 §5.2: printable ASCII but
+    ``"`` and ``\\``; Authlib raises on anything else): a caller's URL or host in it must not
+    turn a refusal into a 503."""
+    return "".join(ch if 0x20 <= ord(ch) <= 0x7E and ch not in '"\\' else "?" for ch in text)[:300]
+
+
 # ---- Authlib's models over the store's records -----------------------------------------
 
 
 class Client(ClientMixin):  # type: ignore[misc]
+    machine = False  # a client the deployer created for client_credentials (machines.py)
+
     def __init__(self, record: ClientRecord, scopes: Sequence[str]) -> None:
         self.record = record
         self._scopes = scopes
@@ -177,7 +201,11 @@ class Request(OAuth2Request):  # type: ignore[misc]
     def __init__(
         self, method: str, uri: str, pairs: Iterable[tuple[str, str]], headers: Mapping[str, str]
     ) -> None:
-        super().__init__(method, uri, headers=dict(headers))
+        from starlette.datastructures import Headers
+
+        # Case-insensitive, as HTTP's are: Authlib reads "Authorization" and Starlette hands
+        # them over lowercased, so client_secret_basic was never seen.
+        super().__init__(method, uri, headers=Headers(headers=dict(headers)))
         self.payload = Payload(pairs)
 
     @property
@@ -364,6 +392,10 @@ class RefreshGrant(BoundTokens, grants.RefreshTokenGrant):  # type: ignore[misc]
         grant = self.server.store.get_grant(family, self.server.now())
         if grant is None:
             return None
+        if grant.client_id != self.request.client.get_client_id():
+            # Another client's token: refused, and nothing of that client's revoked (RFC 7009
+            # §2.1's rule for revocation holds for the revocation reuse detection does).
+            return None
         presented = digest(secret)
         if not secrets.compare_digest(presented, grant.current_digest):
             # A refresh token used again after it was rotated: someone else has a copy.
@@ -388,7 +420,9 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         return True  # open registration (RFC 7591 §3), bounded by size and rate in routes.py
 
     def get_server_metadata(self) -> dict[str, Any]:
-        metadata = self.server.endpoints.metadata()
+        # What a client may register as: never client_credentials or private_key_jwt, which
+        # are for the deployer's own clients.
+        metadata = self.server.endpoints.metadata(for_registration=True)
         metadata.pop("scopes_supported")  # a client asking for other scopes gets ours, not an error
         return metadata
 
@@ -425,6 +459,13 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         method = client_metadata.get("token_endpoint_auth_method", "client_secret_basic")
         secret = client_info.get("client_secret")
         scopes = self.server.endpoints.scopes
+        # Counted once the request is known good: refused ones count only against their own
+        # address (routes.py), so no stranger can spend everyone's hour with junk.
+        hour = self.server.now() // 3600
+        if not self.server.store.count(
+            f"register#{hour}", limit=self.server.registrations_per_hour, expires_at=(hour + 2) * 3600
+        ):
+            raise RegistrationsExhausted("too many registrations; try again later")
         record = ClientRecord(
             client_id=client_info["client_id"],
             redirect_uris=tuple(uris),
@@ -460,9 +501,14 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         documents: MetadataDocuments | None,
         access_token_seconds: int = 3600,
         refresh_token_days: int = 30,
+        registrations_per_hour: int = 200,
+        machines: MachineClients | None = None,
+        client_keys: ClientKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(scopes_supported=list(endpoints.scopes))
+        self.registrations_per_hour = registrations_per_hour
+        self.machines = machines
         self.endpoints = endpoints
         self.store = store
         self.tokens = tokens
@@ -470,25 +516,55 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.access_token_seconds = access_token_seconds
         self.refresh_token_seconds = refresh_token_days * 86_400
         self._clock = clock
-        resource = ResourceIndicator(endpoints.resources)
-        self.register_grant(CodeGrant, [RequiredS256(required=True), resource])
+        self.resource_indicator = ResourceIndicator(endpoints.resources)
+        self.register_grant(CodeGrant, [RequiredS256(required=True), self.resource_indicator])
         self.register_grant(RefreshGrant)
         self.register_endpoint(Registration())
         self.register_extension(Issuer(endpoints.issuer))
+        if machines:
+            from .machine_grant import KeyAssertion, MachineGrant, secret_post
+
+            self.register_grant(MachineGrant)
+            self.register_client_auth_method("client_secret_post", secret_post(machines))
+            if client_keys is not None:
+                self.register_client_auth_method(
+                    "private_key_jwt",
+                    KeyAssertion(
+                        audiences=endpoints.assertion_audiences,
+                        keys=client_keys,
+                        # A jti is kept until its assertion expires: used again, it is refused.
+                        first_use=lambda key, until: store.count(f"jti#{key}", limit=1, expires_at=until),
+                        clock=clock,
+                    ),
+                )
 
     def now(self) -> int:
         return int(self._clock())
 
+    def resource_for(self, request: Request) -> str:
+        """The resource a token request asks for (RFC 8707), or the default one."""
+        return self.resource_indicator.requested(request) or self.endpoints.resource
+
     def query_client(self, client_id: str) -> Client | None:
         if not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH:
             return None
+        if self.machines:
+            from .machine_grant import machine_client
+
+            found_machine = machine_client(client_id, self.machines, self.endpoints.scopes)
+            if found_machine is not None:
+                return found_machine
         if is_document_url(client_id):
             if self.documents is None:
                 return None
             try:
                 record = self.documents.client(client_id)
-            except ClientDocumentError:
-                return None
+            except ClientDocumentError as error:
+                # Said to whoever asked (a page, or the token endpoint's answer): why this URL
+                # describes no client now, rather than as if it named nobody.
+                raise InvalidClientError(
+                    description=error_description(f"client metadata document: {error}")
+                ) from error
         else:
             found = self.store.get_client(client_id, self.now())
             if found is None:
@@ -522,6 +598,8 @@ class Server(AuthorizationServer):  # type: ignore[misc]
     def save_token(self, token: dict[str, Any], request: Request) -> None:
         secret = token.get("refresh_token")
         client_id = request.client.get_client_id()
+        if request.client.machine:
+            return  # kept nowhere: the deployer's configuration names it
         # A client that is used lives on as long as its refresh tokens do.
         if not request.client.record.metadata_document:
             self.store.keep_client(client_id, expires_at=self.now() + self.refresh_token_seconds)
@@ -577,18 +655,8 @@ class Server(AuthorizationServer):  # type: ignore[misc]
 
     def check_authorization(self, query: str) -> Any:
         """The validated grant for a client's authorization request; an OAuth2Error otherwise
-        (with ``redirect_uri`` set only once the client and its redirect URI are known good)."""
+        (answered with a page: routes.py)."""
         return self.get_consent_grant(self.authorization_request(query))
-
-    def error_redirect(self, query: str, error: OAuth2Error) -> Answer:
-        """An error sent to a client whose redirect URI is known good, with ``state`` and, as
-        RFC 9207 asks of error responses too, ``iss``."""
-        from authlib.common.urls import add_params_to_uri
-
-        answer: Answer = self.handle_error_response(self.authorization_request(query), error)
-        if answer.location:
-            answer.location = add_params_to_uri(answer.location, [("iss", self.endpoints.issuer)])
-        return answer
 
     def approve(self, query: str, identity: Identity) -> Answer:
         """The code for an authorization request the person approved (checked again: the

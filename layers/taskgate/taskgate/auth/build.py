@@ -23,10 +23,16 @@ if TYPE_CHECKING:
     from .authorization import Server
     from .jwks import IssuerKeys, Throttled
     from .jwt import OwnTokens
+    from .machines import MachineClients
     from .signing import SigningKeys
     from .state import SignInStore
     from .tokens import Verifier
     from .upstream import Upstream
+
+
+# Machine clients' secrets one address may have the issuer check, per window (each check is a
+# token request at the issuer, which Cognito bills): far above an agent's one token an hour.
+SECRET_CHECKS_PER_ADDRESS, SECRET_CHECK_WINDOW_SECONDS = 60, 600
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,41 @@ class _Parts:
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.endpoints = Endpoints(issuer=s.issuer_url, resources=s.sign_in_resources, scopes=s.oauth_scopes)
+        self.endpoints = Endpoints(
+            issuer=s.issuer_url,
+            resources=s.sign_in_resources,
+            scopes=s.oauth_scopes,
+            machine_methods=self.machines.methods,
+        )
+
+    @functools.cached_property
+    def machines(self) -> MachineClients:
+        """The deployer's machine clients (client_credentials at the stack's authorization
+        server): with USER (the server) and CLIENT (machine callers accepted) only."""
+        from .machines import MachineClients, parse_client_keys
+
+        s = self.settings
+        if not {"USER", "CLIENT"} <= s.auth_mode:
+            return MachineClients()
+        return MachineClients(
+            secret_ids=frozenset(s.oauth_client_ids),
+            key_locations=parse_client_keys(s.oauth_client_keys),
+            check_secret=lambda client_id, secret, scopes: self.upstream.client_credentials(
+                client_id, secret, list(scopes)
+            ),
+            secret_issuer=s.oauth_issuer,
+            may_check=self._may_check_secret,
+        )
+
+    def _may_check_secret(self) -> bool:
+        from . import callers
+
+        window = int(self.ports.clock()) // SECRET_CHECK_WINDOW_SECONDS
+        return self.store.count(
+            f"secret-check#{callers.current()}#{window}",
+            limit=SECRET_CHECKS_PER_ADDRESS,
+            expires_at=(window + 2) * SECRET_CHECK_WINDOW_SECONDS,
+        )
 
     @functools.cached_property
     def issuer_metadata(self) -> Throttled[dict[str, Any]]:
@@ -124,6 +164,13 @@ class _Parts:
 
         s, p = self.settings, self.ports
         documents = MetadataDocuments(self.store, fetch=p.documents_fetch or GuardedFetch(), clock=p.clock)
+        client_keys = None
+        if self.machines.key_locations:
+            from .machine_grant import ClientKeys
+
+            client_keys = ClientKeys(
+                self.machines.key_locations, transport=p.transport, interval=p.interval, clock=p.monotonic
+            )
         return Server(
             endpoints=self.endpoints,
             store=self.store,
@@ -131,6 +178,9 @@ class _Parts:
             documents=documents,
             access_token_seconds=s.oauth_access_token_ttl_seconds,
             refresh_token_days=s.oauth_refresh_token_ttl_days,
+            registrations_per_hour=s.oauth_registrations_per_hour,
+            machines=self.machines,
+            client_keys=client_keys,
             clock=p.clock,
         )
 
@@ -159,10 +209,7 @@ class _Parts:
         from .routes import Limits, SignInRoutes
 
         s = self.settings
-        limits = Limits(
-            registrations_per_hour=s.oauth_registrations_per_hour,
-            registrations_per_address_per_hour=s.oauth_registrations_per_address_per_hour,
-        )
+        limits = Limits(registrations_per_address_per_hour=s.oauth_registrations_per_address_per_hour)
         return SignInRoutes(
             endpoints=self.endpoints,
             store=lambda: self.store,
@@ -187,9 +234,15 @@ def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
     resource = ProtectedResource(
         resource=settings.resource_url,
         # With USER, clients sign in at the stack's issuer (the HTTP API's origin, from the
-        # streaming endpoint too); with CLIENT alone, at the upstream issuer (as before this
-        # stack had an authorization server of its own).
-        authorization_servers=[parts.endpoints.issuer if "USER" in tokens else settings.oauth_issuer],
+        # streaming endpoint too), named first: hosts take the first. With CLIENT the upstream
+        # issuer's own tokens are taken too, so it is named as well: a machine client told the
+        # issuer its credentials belong to (mcp's issuer=) finds it there (RFC 9728 §2).
+        authorization_servers=list(
+            dict.fromkeys(
+                ([parts.endpoints.issuer] if "USER" in tokens else [])
+                + ([settings.oauth_issuer] if "CLIENT" in tokens else [])
+            )
+        ),
         scopes_supported=list(settings.oauth_scopes),
         required_scopes=list(settings.oauth_scopes),
         # The streaming endpoint is a REST API stage: the app's root is the stage's URL.

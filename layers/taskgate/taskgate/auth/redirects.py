@@ -45,6 +45,10 @@ def refusal(uri: str) -> str | None:
     """Why ``uri`` cannot be a redirect URI, or None if it can."""
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH or not uri.isprintable():
         return "not a URI"
+    if not uri.isascii():
+        # A URI is ASCII (RFC 3986): an internationalised host is written in its xn-- form,
+        # which is also how a look-alike letter shows on the consent page.
+        return "non-ASCII characters are not allowed (write a host in its xn-- form)"
     if _AMBIGUOUS.search(uri):
         return "backslashes, '@', whitespace and control characters are not allowed"
     if _ENCODED_DELIMITER.search(uri.split("?", 1)[0]):

@@ -7,8 +7,11 @@
     POST /oauth/consent                            the person's decision -> the client's redirect URI
     POST /oauth/token                              codes and refresh tokens -> this stack's tokens
 
-A request that names an unknown client or a redirect URI the client did not register is
-answered here with an error page, never redirected (RFC 6749 §4.1.2.1). A person is asked
+Every error before a person has seen this stack's consent page (an unknown client, a redirect
+URI it did not register, no PKCE, a bad scope or resource, a sign-in cancelled at the issuer)
+is answered here with an error page, never redirected: registration is open, so a registered
+redirect URI is no reason to trust it (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2). Only the
+person's own decision on that page (which names where they will be sent) sends them back. A person is asked
 once per client (per ``consent_days``) whether that client may use their tasks: the stack
 signs everyone in upstream with one static client, so the issuer's own consent (if any)
 cannot tell one MCP client from another (the confused-deputy problem of MCP's security best
@@ -35,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from . import pages
+from . import callers, pages
 from .endpoints import WELL_KNOWN_AS, Endpoints
 from .redirects import redirect_host
 from .state import PendingSignIn, SignInStore
@@ -57,7 +60,6 @@ CORS = {
 
 @dataclass(frozen=True)
 class Limits:
-    registrations_per_hour: int = 200
     registrations_per_address_per_hour: int = 20
     consent_days: int = 90
 
@@ -81,15 +83,6 @@ async def _small_body(request: Request) -> bytes | None:
     from ..http_app import bounded_body
 
     return await bounded_body(request, MAX_FORM_BYTES)
-
-
-def _address(request: Request) -> str:
-    """The caller's address: API Gateway's view of it, or the socket's (local server)."""
-    event = request.scope.get("aws.event") or {}
-    source = ((event.get("requestContext") or {}).get("http") or {}).get("sourceIp")
-    if isinstance(source, str) and source:
-        return source
-    return request.client.host if request.client else "unknown"
 
 
 class SignInRoutes:
@@ -119,9 +112,17 @@ class SignInRoutes:
     def _store(self) -> SignInStore:
         return self._make_store()  # made on first use: building the routes makes no AWS client
 
-    async def _run(self, fn: Callable[..., Response], *args: Any, for_client: bool = False) -> Response:
+    async def _run(
+        self, fn: Callable[..., Response], request: Request, *args: Any, for_client: bool = False
+    ) -> Response:
+        address = callers.source_address(request.scope)
+
+        def work() -> Response:
+            with callers.acting_for(address):  # whose count a metadata-document fetch goes to
+                return fn(*args)
+
         try:
-            return fn(*args) if self._inline else await run_in_threadpool(fn, *args)
+            return work() if self._inline else await run_in_threadpool(work)
         except Exception:
             logger.exception("sign-in failed")
             if for_client:  # a client's own call (registration, token): an OAuth error body
@@ -164,7 +165,12 @@ class SignInRoutes:
                 headers={**CORS, "Connection": "close"},
             )
         return await self._run(
-            self._register, body, dict(request.headers), _address(request), for_client=True
+            self._register,
+            request,
+            body,
+            dict(request.headers),
+            callers.source_address(request.scope),
+            for_client=True,
         )
 
     def _register(self, body: bytes, headers: Mapping[str, str], address: str) -> Response:
@@ -179,10 +185,13 @@ class SignInRoutes:
                 headers=CORS,
             )
         hour = self.now() // 3600
-        window = {"expires_at": (hour + 2) * 3600}
+        # Every request counts against its own address; only a valid one against everyone's
+        # hour (authorization.Registration), which junk would otherwise use up for all.
         if not self._store.count(
-            f"register#{address}#{hour}", limit=self._limits.registrations_per_address_per_hour, **window
-        ) or not self._store.count(f"register#{hour}", limit=self._limits.registrations_per_hour, **window):
+            f"register#{address}#{hour}",
+            limit=self._limits.registrations_per_address_per_hour,
+            expires_at=(hour + 2) * 3600,
+        ):
             return JSONResponse(
                 {"error": "slow_down", "error_description": "too many registrations; try again later"},
                 429,
@@ -200,7 +209,7 @@ class SignInRoutes:
             pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
         except UnicodeDecodeError:
             return JSONResponse({"error": "invalid_request"}, 400, headers=CORS)
-        return await self._run(self._token, pairs, dict(request.headers), for_client=True)
+        return await self._run(self._token, request, pairs, dict(request.headers), for_client=True)
 
     def _token(self, pairs: list[tuple[str, str]], headers: Mapping[str, str]) -> Response:
         return _answer(self._server().token("POST", pairs, headers), cors=True)
@@ -208,7 +217,7 @@ class SignInRoutes:
     # ---- authorize, callback, consent: the person's browser --------------------------------
 
     async def authorize(self, request: Request) -> Response:
-        return await self._run(self._authorize, request.url.query)
+        return await self._run(self._authorize, request, request.url.query)
 
     def _authorize(self, query: str) -> Response:
         from authlib.oauth2.rfc6749 import OAuth2Error
@@ -219,9 +228,14 @@ class SignInRoutes:
         try:
             grant = server.check_authorization(query)
         except OAuth2Error as error:
-            if error.redirect_uri:  # the client and its redirect URI are good: tell the client
-                return _answer(server.error_redirect(query, error))
-            return _problem(400, "This sign-in request is not valid", str(error.description or error.error))
+            # A page, never a redirect, even to a redirect URI the client registered: anyone
+            # can register one, so redirecting a request no person has seen yet would make
+            # this origin an open redirector (RFC 9700 §4.11.2).
+            return _problem(
+                400,
+                "This sign-in request is not valid",
+                f"{error.error}: {error.description or ''}".rstrip(": "),
+            )
         pending = PendingSignIn(
             pending_id=secrets.token_urlsafe(24),
             request_query=query,
@@ -240,7 +254,7 @@ class SignInRoutes:
         return Response(status_code=302, headers={"Location": url, "Cache-Control": "no-store"})
 
     async def callback(self, request: Request) -> Response:
-        return await self._run(self._callback, dict(request.query_params))
+        return await self._run(self._callback, request, dict(request.query_params))
 
     def _callback(self, params: dict[str, str]) -> Response:
         from .upstream import UpstreamError
@@ -252,9 +266,14 @@ class SignInRoutes:
             return _problem(
                 400, "This sign-in has expired", "It was used already, or took longer than ten minutes."
             )
-        server = self._server()
         if "error" in params or not params.get("code"):
-            return _answer(server.deny(pending.request_query))  # the person cancelled at the issuer
+            # The person cancelled at the issuer, or someone sends the browser here with an
+            # error and a pending sign-in they started: no person saw this stack's page, so
+            # nothing is redirected to the client (RFC 9700 §4.11.2).
+            return _problem(
+                400, "The sign-in was cancelled", "The sign-in did not complete at the identity provider."
+            )
+        server = self._server()
         try:
             identity = self._upstream().sign_in(
                 code=params["code"], verifier=pending.upstream_verifier, nonce=pending.nonce
@@ -320,7 +339,7 @@ class SignInRoutes:
         if body is None:
             return _problem(413, "This request is too large", "")
         form = dict(parse_qsl(body.decode("utf-8", "replace")))
-        return await self._run(self._consent, form)
+        return await self._run(self._consent, request, form)
 
     def _consent(self, form: dict[str, str]) -> Response:
         from .upstream import Identity

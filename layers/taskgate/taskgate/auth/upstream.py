@@ -123,3 +123,29 @@ class Upstream:
             claims["sub"],
         )
         return Identity(issuer=str(claims["iss"]), subject=str(claims["sub"]), name=str(name))
+
+    def client_credentials(self, client_id: str, secret: str, scopes: Sequence[str]) -> bool:
+        """Whether the issuer takes ``client_id`` and ``secret`` for a client-credentials grant
+        (its token endpoint, client_secret_basic): how the stack checks the secret of a
+        machine client the issuer keeps (the stack's AgentClient). Its token is not used: the
+        stack mints its own, bound to the endpoint asked for. UpstreamError when the issuer
+        cannot say (unreachable, an answer that is neither a token nor a refusal)."""
+        endpoint = self._endpoint("token_endpoint", self.client.token_endpoint)
+        form = {"grant_type": "client_credentials", "scope": " ".join(scopes)}
+        pair = f"{urlencode({'': client_id})[1:]}:{urlencode({'': secret})[1:]}"
+        headers = {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+        try:
+            status, answer = post_form(self._transport, endpoint, form, headers)
+        except OutboundError as error:
+            raise UpstreamError(f"the issuer's token endpoint could not be reached: {error}") from error
+        if status == 200 and isinstance(answer.get("access_token"), str):
+            return True
+        if status in (400, 401) and answer.get("error") in (
+            "invalid_client",
+            "unauthorized_client",
+            "invalid_scope",
+        ):
+            return False
+        raise UpstreamError(
+            f"the issuer answered the client-credentials check with {answer.get('error', status)}"
+        )

@@ -4,7 +4,8 @@ A URL is ``<public url>/callbacks/<task id>?secret=<secret>``: 256 random bits, 
 the row keeps only a SHA-256 hash, good for one outcome and only until the wait's
 deadline. Whoever holds it can end that one wait (as a task token can), and nothing else:
 it needs no AWS credentials and no sign-in. The secret travels in the query string, which
-the API's access log leaves out (it logs the path), or as ``Authorization: Bearer``.
+the API's access log leaves out (it logs the path), or as ``Authorization: Bearer`` (read
+when the query has none).
 
 A delivery is one conditional write (the hash, its expiry, the task still working on
 that job): the first outcome wins, a late or repeated one changes nothing and is told so.
@@ -16,10 +17,11 @@ import hashlib
 import hmac
 import logging
 import secrets
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..jobs.vocabulary import CallbackSlot
 from ..text import cut
@@ -33,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 # What one delivery may carry (its output is kept in the task's row).
 MAX_CALLBACK_OUTPUT_BYTES = 65_536
+# Far above a task id (a UUID), far below DynamoDB's 2,048-byte key: a longer one names no task,
+# and asking the table would be a ValidationException (a 500), not a 404.
+MAX_TASK_ID_BYTES = 256
 
 
 def new_secret() -> str:
@@ -56,8 +61,17 @@ class Delivery(BaseModel):
     output: Any = None
     error: str | None = Field(default=None, max_length=256)
     message: str | None = Field(default=None, max_length=4096)
-    progress: float | None = None
-    total: float | None = None
+    progress: float | None = Field(default=None, allow_inf_nan=False)
+    total: float | None = Field(default=None, allow_inf_nan=False)
+
+    @field_validator("error", "message")
+    @classmethod
+    def _readable(cls, text: str | None) -> str | None:
+        # Shown to the task's client as its status or its error: no control or format
+        # characters (a terminal escape, a bidi override) from an outside system.
+        if text is None:
+            return None
+        return "".join(" " if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in text)
 
 
 @dataclass(frozen=True)
@@ -80,7 +94,8 @@ class CallbackService:
         self._ender = TaskEnder(store, workflow, clock)
 
     def deliver(self, task_id: str, secret: str, body: Any) -> Reply:
-        record = self._store.get(task_id) if secret and "#" not in task_id else None
+        plausible = secret and "#" not in task_id and len(task_id.encode()) <= MAX_TASK_ID_BYTES
+        record = self._store.get(task_id) if plausible else None
         slot = record.callback if record is not None else None
         # The secret first: without it nothing about the task (not even that it exists) is said.
         if record is None or slot is None or not hmac.compare_digest(slot.secret_hash, hash_secret(secret)):

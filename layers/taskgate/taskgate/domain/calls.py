@@ -12,6 +12,11 @@ decided by conditional writes on one ``call#…`` item per call, never by readin
 - after creating its task the call reads the item again: a cancel that came in between
   is seen by the call (which cancels what it just created) or by the cancel (which finds
   the task), and usually by both. A tombstone stops the call before any task exists.
+
+A retry is the same call only if it is: the claim keeps a digest of the tool and its
+arguments, and a request that finds a claim with another digest is refused ("request id
+in use") instead of being handed the first call's task. A 2025 call without a session has
+only its caller and its request id to go by, and two calls may share those.
 """
 
 from __future__ import annotations
@@ -52,6 +57,19 @@ def stateless_call_key(owner: str, request_id: Any, tool: str, arguments: dict[s
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
+def call_digest(tool: str, arguments: dict[str, Any]) -> str:
+    """What makes a call the same call again: its tool and its arguments."""
+    raw = json.dumps([tool, arguments], separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class CallIdInUse(TaskgateError):
+    """A request id already names another call (another tool or other arguments) of this caller."""
+
+    def __init__(self) -> None:
+        super().__init__("request id in use: it names another call of yours; send a new id")
+
+
 class CallCancelled(TaskgateError):
     """The client cancelled this call before it was served."""
 
@@ -64,12 +82,14 @@ class CallClaim:
     # None: a tombstone (the call was cancelled before anything claimed it).
     task_id: str | None
     cancelled: bool = False
+    # call_digest of the call that claimed it ("": a tombstone, or a claim from before digests)
+    digest: str = ""
 
 
 class CallStore(Protocol):
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
-        """Claim ``key`` for ``task_id`` if nothing has (a conditional put): None when this
-        claim won, otherwise what the item holds."""
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
+        """Claim ``key`` for ``task_id`` (the call ``digest``) if nothing has (a conditional
+        put): None when this claim won, otherwise what the item holds."""
 
     def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
         """Mark the call cancelled, creating a tombstone if nothing claimed it yet, and
@@ -93,17 +113,27 @@ class PlainCalls:
         self._clock = clock
 
     def start(
-        self, owner: str, key: str, create: Callable[[str], TaskRecord], *, remember_ms: int | None = None
+        self,
+        owner: str,
+        key: str,
+        create: Callable[[str], TaskRecord],
+        *,
+        digest: str = "",
+        remember_ms: int | None = None,
     ) -> Started:
         """The hidden task of the call ``key``: created by ``create(task_id)`` for a new
-        call, the same one for a retry (within ``remember_ms``; default: the task's TTL).
-        Raises CallCancelled when the client cancelled the call first (and then nothing runs)."""
+        call, the same one for a retry of the same call (``digest``: its tool and arguments;
+        within ``remember_ms``; default: the task's TTL). Raises CallCancelled when the
+        client cancelled the call first (and then nothing runs), CallIdInUse when the key
+        names another call."""
         expires = self._clock() + (remember_ms or self._tasks.limits.effective_ttl(None))
         task_id = new_task_id()
-        claim = self._store.claim_call(key, task_id, expires)
+        claim = self._store.claim_call(key, task_id, expires, digest)
         if claim is not None:
             if claim.task_id is None:
                 raise CallCancelled()
+            if claim.digest and digest and claim.digest != digest:
+                raise CallIdInUse()
             return Started(self._again(owner, claim.task_id, create), again=True)
         record = create(task_id)
         after = self._store.find_call(key)

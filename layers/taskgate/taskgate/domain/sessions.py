@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .calls import CallStore
+from .holds import HoldStore
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ class StreamState:
     hand_over_at_ms: int | None = None
 
 
-class SessionStore(CallStore, Protocol):
-    """Sessions, stream logs, resource subscriptions, and (``CallStore``) the plain calls
-    that became hidden tasks."""
+class SessionStore(CallStore, HoldStore, Protocol):
+    """Sessions, stream logs, resource subscriptions, (``CallStore``) the plain calls that
+    became hidden tasks, and (``HoldStore``) the places each owner's long-lived requests hold."""
 
     def create_session(self, session: Session) -> None: ...
 

@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -28,6 +29,11 @@ from . import sign_in as dev_sign_in
 from .change_stream import LocalRoute
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .runtime import REGION, EmbeddedAws
+
+# The caller is the socket's peer, as API Gateway's sourceIp is the connection's: uvicorn
+# would otherwise take it from X-Forwarded-For on loopback, where every caller here is, and
+# the sign-in's limits per address (auth/callers.py) would count whatever a caller wrote.
+UVICORN: dict[str, Any] = {"log_level": "warning", "proxy_headers": False}
 
 
 def _sweep_forever(interval: float) -> None:
@@ -43,7 +49,7 @@ def _sweep_forever(interval: float) -> None:
 def _serve_beside(app: ASGIApp, host: str, port: int, name: str) -> None:
     """Serve ``app`` on ``port`` from a daemon thread (uvicorn leaves signals to the main
     thread's server), so it ends with the local server."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN))
     threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name=name).start()
 
 
@@ -107,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     port = int(os.environ.get("PORT", "3000"))
     print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
     if not args.reload:
-        uvicorn.run(app(), host=host, port=port, log_level="warning")
+        uvicorn.run(app(), host=host, port=port, **UVICORN)
         return
     # The embedded AWS lives in the served process, so a restart starts it empty: tasks,
     # sessions and results are gone, as they would be after a fresh deploy to a new stack.
@@ -119,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         reload_dirs=args.reload,
         host=host,
         port=port,
-        log_level="warning",
+        **UVICORN,
     )
 
 

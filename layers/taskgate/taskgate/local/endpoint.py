@@ -10,8 +10,10 @@ bridge's address, which is what that name leads to, and on loopback (the state m
 calls, your tools), never on the machine's other interfaces: moto checks no credentials, so
 anyone who reaches it reads and writes every local task. For the same reason it refuses
 every request a browser makes (an ``Origin`` or ``Sec-Fetch-*`` header): a web page could
-otherwise reach it on loopback, and moto would approve any origin. ``--host`` picks another
-address (and keeps loopback); ``--host 0.0.0.0`` is every interface, on purpose only.
+otherwise reach it on loopback, and moto would approve any origin; and every request whose
+``Host`` is not one of its names (a page on a domain rebound to 127.0.0.1 sends neither header
+on a same-origin GET, but names its own domain). ``--host`` picks another address (and keeps
+loopback); ``--host 0.0.0.0`` is every interface, on purpose only.
 
 The state machine's RunTool state invokes the worker. moto would need a Docker
 engine of its own for that; instead the one method every Lambda invocation in
@@ -91,11 +93,30 @@ def listen_addresses(host: str | None, bridge: str | None) -> list[str]:
     return [wanted] if wanted == LOOPBACK else [wanted, LOOPBACK]
 
 
-def refuse_browsers(app: Any) -> Any:
-    """WSGI: no request a web page made (SDKs and the AWS CLI send neither header)."""
+def served_names(addresses: Sequence[str]) -> frozenset[str]:
+    """The host names an SDK or a container names this endpoint by: its addresses, loopback's
+    names and ``host.docker.internal``. (S3 may put a bucket before any of them.)"""
+    names = {"127.0.0.1", "localhost", "::1", CONTAINER_HOST, *(a.strip("[]") for a in addresses)}
+    return frozenset(name.lower() for name in names if name not in EVERY_INTERFACE)
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def refuse_browsers(app: Any, names: frozenset[str] = frozenset({"127.0.0.1", "localhost"})) -> Any:
+    """WSGI: no request a web page made. SDKs and the AWS CLI send neither ``Origin`` nor
+    ``Sec-Fetch-*``, and name this endpoint in ``Host``; a page whose domain was rebound to
+    this machine's address sends neither header on a same-origin GET over http, but names its
+    own domain in ``Host`` (DNS rebinding), so a Host not among ``names`` is refused too."""
 
     def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
-        if "HTTP_ORIGIN" in environ or any(k.startswith("HTTP_SEC_FETCH_") for k in environ):
+        host = _host_name(environ.get("HTTP_HOST", ""))
+        known = host in names or any(host.endswith("." + name) for name in names)
+        if not known or "HTTP_ORIGIN" in environ or any(k.startswith("HTTP_SEC_FETCH_") for k in environ):
             start_response("403 Forbidden", [("Content-Type", "text/plain")])
             return [b"taskgate's local AWS endpoint serves SDKs and the AWS CLI, not web pages\n"]
         return app(environ, start_response)
@@ -243,7 +264,7 @@ class LocalEndpoint:
         # this process's own clients and an inline worker.
         for key, value in _LOCAL_ENV.items():
             os.environ.setdefault(key, value)
-        app = refuse_browsers(DomainDispatcherApplication(create_backend_app))
+        app = refuse_browsers(DomainDispatcherApplication(create_backend_app), served_names(self.addresses))
         self._listeners = [_Listener(app, address, self.port) for address in self.addresses]
         # This process's own clients (the resources below, an inline worker) use the server.
         os.environ["AWS_ENDPOINT_URL"] = self.url

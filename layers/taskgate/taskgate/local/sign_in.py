@@ -55,8 +55,9 @@ def banner(provider: DevIdentityProvider, public_url: str) -> str:
         f"sign-in: {public_url}/.well-known/oauth-authorization-server (dynamic registration,"
         " metadata documents, consent)\n"
         f"  development user pool {provider.issuer}: sign in as {DEV_USER} / {DEV_PASSWORD}\n"
-        f"  machine client: client credentials {AGENT_CLIENT} / {AGENT_SECRET} at"
-        f" {provider.base_url}/oauth2/token (scope taskgate/tasks)"
+        f"  machine client: client credentials {AGENT_CLIENT} / {AGENT_SECRET}, by the MCP flow from the 401"
+        f" (issuer {public_url}) or at {provider.base_url}/oauth2/token (issuer {provider.issuer});"
+        " key clients: OAUTH_CLIENT_KEYS=<client id>=<JWKS file or URL>"
     )
 
 

@@ -617,6 +617,8 @@ class MemorySessionStore:
         self.sessions: dict[str, Session] = {}
         self.streams: dict[str, StreamState] = {}
         self.calls: dict[str, CallClaim] = {}
+        # The places owners' long-lived requests hold (domain/holds.py): key -> (holder, lease end).
+        self.places: dict[str, tuple[str, int]] = {}
         self._calls_lock = threading.Lock()
         # What an eventually consistent read returns for a stream, when a test makes it lag.
         self.lagging: dict[str, StreamState] = {}
@@ -670,11 +672,11 @@ class MemorySessionStore:
         self.streams[after.stream_id] = after
         return True
 
-    def claim_call(self, key: str, task_id: str, expires_at_ms: int) -> CallClaim | None:
+    def claim_call(self, key: str, task_id: str, expires_at_ms: int, digest: str = "") -> CallClaim | None:
         with self._calls_lock:
             if key in self.calls:
                 return self.calls[key]
-            self.calls[key] = CallClaim(task_id)
+            self.calls[key] = CallClaim(task_id, digest=digest)
             return None
 
     def cancel_call(self, key: str, expires_at_ms: int) -> CallClaim:
@@ -685,6 +687,19 @@ class MemorySessionStore:
 
     def find_call(self, key: str) -> CallClaim | None:
         return self.calls.get(key)
+
+    def take_place(self, key: str, holder: str, *, until_ms: int, now_ms: int) -> bool:
+        with self._calls_lock:
+            found = self.places.get(key)
+            if found is not None and found[1] > now_ms and found[0] != holder:
+                return False
+            self.places[key] = (holder, until_ms)
+            return True
+
+    def leave_place(self, key: str, holder: str) -> None:
+        with self._calls_lock:
+            if self.places.get(key, ("", 0))[0] == holder:
+                del self.places[key]
 
     def subscriptions(self, session_id: str, *, consistent: bool = True) -> dict[str, str]:
         return dict(self.subs.get(session_id, {}))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...codes import INVALID_PARAMS
-from ...domain.calls import STATELESS_RETRY_MS, Started, call_key, stateless_call_key
+from ...domain.calls import STATELESS_RETRY_MS, Started, call_digest, call_key, stateless_call_key
 from ...domain.model import NewTask, TaskRecord
 from ...tools.context import NeedsTask
 from ...tools.peer import Peer
@@ -286,7 +286,8 @@ class ToolCallFlow:
         def create(task_id: str) -> TaskRecord:
             return self._create(call, replace(new, task_id=task_id))
 
-        return self._s.plain_calls.start(call.owner, key, create, remember_ms=remember_ms)
+        digest = call_digest(request.name, request.arguments)
+        return self._s.plain_calls.start(call.owner, key, create, digest=digest, remember_ms=remember_ms)
 
     def _created(
         self, call: Call, request: ToolRequest, ask: TaskAsk, inherited: dict[str, Any], caller: Caller

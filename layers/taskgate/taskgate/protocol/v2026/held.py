@@ -8,6 +8,13 @@ pollInterval and sends what is new (the tool's progress numbers and log lines), 
 the response. A call still running when the caller's wait is up is answered with a job
 handle instead. Closing the stream is this era's cancellation: a caller that goes away
 takes its task with it.
+
+Each held call holds one of its owner's few places (domain/holds.py, counted in the table):
+deployed, a held call is a Lambda execution of its own for as long as it lasts, and one
+owner must not take the account's concurrency from everyone. A call that finds its owner's
+places all held is handed over at once (a task handle, as when the wait is up), or, with
+handles off, refused. Locally its waits count against its owner's share of the process's
+slots, not everyone's.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from typing import Any
 from ...clock import now_ms
 from ...codes import INTERNAL_ERROR
 from ...domain.errors import TaskgateError, TaskNotFound
+from ...domain.holds import Holds
 from ...domain.model import TaskRecord, TaskStatus
 from ...domain.service import TaskService
 from ..calls.handle_tools import handed
@@ -53,6 +61,7 @@ class HeldCalls:
         tasks: TaskService,
         slots: InlineSlots,
         *,
+        holds: Holds | None = None,
         watch_ms: int,
         refresh_seconds: float,
         sleep: Callable[[float], None] = time.sleep,
@@ -61,6 +70,7 @@ class HeldCalls:
     ) -> None:
         self._tasks = tasks
         self._slots = slots
+        self._holds = holds
         self._watch_ms = watch_ms
         self._refresh = refresh_seconds
         self._sleep = sleep
@@ -77,6 +87,10 @@ class HeldCalls:
         hand_over_at_ms: int | None,
         expected_seconds: float | None,
     ) -> Iterator[str]:
+        hold = self._holds.take(owner) if self._holds is not None else None
+        if self._holds is not None and hold is None:
+            yield _event(self._no_place(owner, record, request_id, hand_over_at_ms, expected_seconds))
+            return
         answered = False
         try:
             cursor = Cursor()
@@ -96,10 +110,13 @@ class HeldCalls:
                     sent = self._monotonic()
                     yield ": keep-alive\n\n"
                 if self._monotonic() - watched >= self._refresh:
-                    # Still held: if this instance dies, the task is not kept for nobody.
+                    # Still held: if this instance dies, the task is not kept for nobody,
+                    # nor its owner's place.
                     watched = self._monotonic()
                     self._tasks.watch(read.task_id, self._watch_ms)
-                with self._slots.held():
+                    if hold is not None:
+                        hold.renew()
+                with self._slots.held(owner):
                     self._sleep(read.poll_interval_ms / 1000)
                 try:
                     read = self._tasks.get(owner, read.task_id, consistent=False)
@@ -113,6 +130,32 @@ class HeldCalls:
                 # The stream closed under us: in this era that is the caller cancelling.
                 with contextlib.suppress(TaskgateError):
                     self._tasks.cancel(owner, record.task_id)
+            if hold is not None:
+                with contextlib.suppress(TaskgateError):
+                    hold.release()  # else its lease runs out
+
+    def _no_place(
+        self,
+        owner: str,
+        record: TaskRecord,
+        request_id: Any,
+        hand_over_at_ms: int | None,
+        expected_seconds: float | None,
+    ) -> dict[str, Any]:
+        """The answer to a call whose owner holds all its places: its task handle at once,
+        or (handles off) a refusal, and its task cancelled."""
+        if hand_over_at_ms is not None:
+            self._tasks.watch(record.task_id, None)
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "result": {"resultType": "complete", **handed(record, expected_seconds)},
+            }
+        with contextlib.suppress(TaskgateError):
+            self._tasks.cancel(owner, record.task_id)
+        places = self._holds.places if self._holds is not None else 0
+        message = f"Server busy: you already have {places} calls held open; try again when one ends"
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": message}}
 
     def _final(
         self,

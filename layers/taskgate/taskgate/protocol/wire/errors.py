@@ -10,7 +10,7 @@ and a crash (500).
 from __future__ import annotations
 
 from ...codes import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, TASK_LIMIT_REACHED
-from ...domain.calls import CallCancelled
+from ...domain.calls import CallCancelled, CallIdInUse
 from ...domain.errors import (
     DependencyFailure,
     InvalidCursor,
@@ -63,6 +63,8 @@ DOMAIN_ERRORS: dict[type[TaskgateError], tuple[int, str]] = {
     TooManyHeld: (TASK_LIMIT_REACHED, ""),
     # The client cancelled the call while it was being served (domain/calls.py).
     CallCancelled: (INVALID_REQUEST, ""),
+    # The request id names another call of this caller (domain/calls.py).
+    CallIdInUse: (INVALID_REQUEST, ""),
     DependencyFailure: (INTERNAL_ERROR, "Internal error: "),
     # Permanent, and said plainly: retrying cannot bring a deleted result back.
     ResultUnavailable: (INTERNAL_ERROR, ""),
