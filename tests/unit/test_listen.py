@@ -83,8 +83,8 @@ def test_behind_a_buffering_front_listen_is_acknowledged_as_nothing_and_ended_at
         "id": "l1",
         "result": {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: "l1"}},
     }
-    # Nothing is held open for it.
-    assert world.root.held.open("ann") == []
+    # No place is held for it.
+    assert world.sessions.places == {}
 
 
 def test_server_discover_declares_subscriptions_only_where_they_are_honoured() -> None:
@@ -130,7 +130,7 @@ def test_a_watched_task_is_sent_as_tasks_get_shows_it_through_to_completed_and_t
     assert all(m["params"]["_meta"][SUBSCRIPTION_ID] == "l1" for m in [ack, *notes])
     # Nothing left to watch: the stream ends with its result (and its lease).
     assert end["id"] == "l1" and end["result"]["_meta"] == {SUBSCRIPTION_ID: "l1"}
-    assert world.root.held.open("ann") == []
+    assert world.sessions.places == {}
 
 
 def test_a_task_that_asks_is_sent_with_its_questions_and_again_once_answered() -> None:
@@ -187,23 +187,41 @@ def test_an_idle_stream_sends_a_heartbeat_inside_api_gateways_idle_timeout() -> 
     assert len(beats) == 3  # at 30, 60 and 90 s of nothing new
 
 
-def test_the_per_owner_cap_holds_across_listen_streams_and_frees_a_slot_when_one_ends() -> None:
-    world = _streaming(max_held_per_owner=2)
-    tasks = [_task(world) for _ in range(3)]
+def _held_call(world: World, msg_id: int, owner: str = "ann") -> Any:
+    """A plain 2026 call of a long tool on the streaming front: held open, its task hidden."""
+    params = {"name": "long_job", "arguments": {"minutes": 0.5}}
+    reply = world.handle(
+        envelope("tools/call", params, msg_id, tasks=False), headers_for("tools/call", params), owner
+    )
+    assert reply.stream is not None
+    return reply
+
+
+def test_the_per_owner_cap_counts_listen_streams_with_held_calls_and_frees_a_place_when_one_ends() -> None:
+    world = _streaming(max_held_calls_per_owner=2)
+    tasks = [_task(world) for _ in range(2)]
     world.workflow.runnable.clear()
-    open_ = [_listen(world, {"taskIds": [t]}, msg_id=i) for i, t in enumerate(tasks[:2])]
-    for reply in open_:
-        assert next(reply.stream).startswith("event: message")  # acknowledged, holding
-    assert [lease.kind for lease in world.root.held.open("ann")] == ["listen", "listen"]
-    refused = _listen(world, {"taskIds": [tasks[2]]}, msg_id=3)
+    listening = _listen(world, {"taskIds": [tasks[0]]})
+    assert next(listening.stream).startswith("event: message")  # acknowledged, holding a place
+    held = _held_call(world, 11)
+    world.workflow.runnable.clear()  # its tool still runs
+    next(held.stream)  # held: the owner's second place
+    assert len(world.sessions.places) == 2
+    refused = _listen(world, {"taskIds": [tasks[1]]}, msg_id=3)
     assert refused.stream is None
-    assert refused.body["error"]["code"] == -32000 and refused.body["error"]["data"] == {"limit": 2}
-    # Another owner is not held back by ann's streams.
+    assert refused.body["error"]["code"] == -32603 and refused.body["error"]["data"] == {"limit": 2}
+    # A held call past the places is handed over at once, as AUTH's L2 does it.
+    handed = [
+        json.loads(e.split("data: ", 1)[1]) for e in _held_call(world, 12).stream if e.startswith("event:")
+    ]
+    assert "handle" in handed[-1]["result"]["structuredContent"]
+    # Another owner is not held back by ann's.
     other = _task(world, owner="bob")
     world.workflow.runnable.clear()
     assert _listen(world, {"taskIds": [other]}, owner="bob").stream is not None
-    open_[0].stream.close()  # one stream ends: its slot is free again
-    assert _listen(world, {"taskIds": [tasks[2]]}, msg_id=4).stream is not None
+    listening.stream.close()  # the stream ends: its place is free again
+    again = _listen(world, {"taskIds": [tasks[1]]}, msg_id=4)
+    assert again.stream is not None and next(again.stream).startswith("event: message")
 
 
 def test_a_subscribed_resource_update_and_a_resource_list_change_reach_the_stream() -> None:

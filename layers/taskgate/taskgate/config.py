@@ -130,9 +130,6 @@ class Settings(BaseModel):
     # How often a listen stream reads the tasks it watches (all in one batch) and looks at the
     # resources: what a poll at this interval would read, at polling's price.
     listen_interval_ms: Annotated[int, Field(ge=100, le=60_000)] = 1_000
-    # How many long-held requests (listen streams, held calls) one owner may have open at
-    # once, counted in the table (domain/held.py); 0: no cap.
-    max_held_per_owner: NonNegative = 4
     # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
     session_ttl_ms: Positive = 24 * 3_600_000
     max_active_tasks_per_owner: NonNegative = 100
@@ -144,10 +141,11 @@ class Settings(BaseModel):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
-    # Requests one owner may hold open at once for their whole length (held calls on a
-    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
-    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
-    # task handle. The anonymous owner (sign-in off) is not capped.
+    # Requests one owner may hold open at once for their whole length (held calls and
+    # subscriptions/listen streams on a front that streams: each a Lambda execution of up to
+    # 15 minutes), one count for both, kept in the table across instances (domain/holds.py).
+    # Past it, a held call is handed over at once as a task handle and a listen is refused
+    # before its stream opens. The anonymous owner (sign-in off) is not capped.
     max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
     max_argument_bytes: Positive = 262_144
     # Every answer one task holds, all rounds together.

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
 from .config import ConfigurationError, Settings
-from .domain.held import HeldRequests, HeldStore, ProcessHeldStore
 from .domain.limits import Limits
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from .auth.resource import SignIn
     from .domain.callbacks import CallbackService
     from .domain.calls import PlainCalls
+    from .domain.holds import Holds
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
     from .domain.wake_ups import EventPublisher, WakeUps
@@ -83,9 +83,6 @@ class Ports:
     sign_in: Callable[[], SignInPorts] | None = None
     # What ``taskgate.tools.secret`` reads a tool's secret with (ToolSecretArns); None: none can be read.
     tool_secrets: SecretReader | None = None
-    # The owners' leases on long-held requests (domain/held.py); by default this process's
-    # own, right for one local server only: a deployment passes the table's.
-    held: Callable[[], HeldStore] = ProcessHeldStore
     # Where wake-ups go (the stack's event bus, domain/wake_ups.py); None: nowhere to publish.
     events: Callable[[], EventPublisher] | None = None
 
@@ -212,9 +209,19 @@ class Taskgate:
         )
 
     @once
-    def held(self) -> HeldRequests:
-        """The cap on each owner's long-held requests (listen streams, held calls)."""
-        return HeldRequests(self.ports.held(), self.ports.clock, self.settings.max_held_per_owner)
+    def holds(self) -> Holds:
+        """Each owner's places for requests held open for their whole length (held calls,
+        listen streams: domain/holds.py), one count for every kind."""
+        from .domain.holds import Holds
+
+        return Holds(
+            self.sessions,
+            places=self.settings.max_held_calls_per_owner,
+            # As long as the task is kept for its held call: renewed at the same pace.
+            lease_ms=self.policy.hang_up_ms,
+            clock=self.ports.clock,
+            unlimited=frozenset([self.settings.anonymous_owner]),
+        )
 
     @once
     def listens(self) -> Listens:
@@ -237,7 +244,7 @@ class Taskgate:
         )
         return Listens(
             self.tasks,
-            self.held,
+            self.holds,
             policy,
             catalog,
             sleep=self.ports.sleep,
@@ -346,20 +353,10 @@ class Taskgate:
 
             return catalog_methods(self)
 
-        from .domain.holds import Holds
-
-        holds = Holds(
-            self.sessions,
-            places=self.settings.max_held_calls_per_owner,
-            # As long as the task is kept for its held call: renewed at the same pace.
-            lease_ms=self.policy.hang_up_ms,
-            clock=self.ports.clock,
-            unlimited=frozenset([self.settings.anonymous_owner]),
-        )
         held = HeldCalls(
             self.tasks,
             self.inline,
-            holds=holds,
+            holds=self.holds,
             watch_ms=self.policy.hang_up_ms,
             refresh_seconds=self.policy.piece_seconds,
             sleep=self.ports.sleep,

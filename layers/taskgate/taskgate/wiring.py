@@ -24,7 +24,6 @@ from .root import Ports, Taskgate
 if TYPE_CHECKING:
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
-    from .domain.held import HeldStore
     from .domain.sessions import SessionStore
     from .domain.wake_ups import EventPublisher
     from .jobs.vocabulary import Jobs
@@ -45,11 +44,6 @@ def aws_ports(settings: Settings) -> Ports:
         from .adapters.eventbridge_events import EventBridgePublisher  # the events function's
 
         return EventBridgePublisher(lambda: aws_clients.client("events"), settings.task_event_bus)
-
-    def held() -> HeldStore:
-        from .adapters.dynamodb_held import DynamoDBHeldStore  # with the first long-held request
-
-        return DynamoDBHeldStore(dynamodb, settings.task_table)
 
     def request_state_keys() -> Sequence[bytes]:
         """The stack's secret, read once (by the first plain call that needs it); without
@@ -102,7 +96,6 @@ def aws_ports(settings: Settings) -> Ports:
         jobs=jobs,
         sign_in=lambda: sign_in_ports(settings),
         tool_secrets=tool_secret,
-        held=held,
         events=events if settings.task_event_bus else None,
     )
     return ports

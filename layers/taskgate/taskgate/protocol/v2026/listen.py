@@ -24,11 +24,13 @@ Gateway closes a stream idle for 5 minutes), and ends with its result after ``se
 before the front's 15-minute cut: the client re-listens (no replay; the tasks it names are
 sent as they are then, and it re-reads the resources and lists it depends on). Nothing tells
 a streaming function that its client left, so an abandoned stream runs to its end: each open
-stream holds a lease on the owner's cap of long-held requests (domain/held.py).
+stream holds one of its owner's places, the ones held calls take too (domain/holds.py: leases
+in the table, renewed while the stream lasts).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -37,9 +39,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...codes import MISSING_REQUIRED_CLIENT_CAPABILITY
+from ...codes import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY
 from ...domain.errors import TaskgateError
-from ...domain.held import HeldRequests
+from ...domain.holds import Hold, Holds
 from ...domain.model import TaskRecord
 from ...domain.service import TaskService
 from ..wire import sse
@@ -59,10 +61,6 @@ HEARTBEAT_SECONDS = 30.0
 # One BatchGetItem reads at most 100 keys; more than that is another stream.
 MAX_WATCHED_TASKS = 100
 MAX_RESOURCE_SUBSCRIPTIONS = 100
-# The kind of lease an open stream holds (domain/held.py).
-LEASE_KIND = "listen"
-# A lease outlives its stream's planned end by this much: the last batch, the result.
-LEASE_MARGIN_SECONDS = 30.0
 
 Uri = Annotated[str, Field(min_length=1, max_length=8192)]
 
@@ -200,7 +198,7 @@ class Listens:
     def __init__(
         self,
         tasks: TaskService,
-        held: HeldRequests,
+        holds: Holds,
         policy: ListenPolicy,
         resources: Callable[[Call, list[str], bool], ResourceWatch] | None = None,
         *,
@@ -210,7 +208,7 @@ class Listens:
     ) -> None:
         """``resources`` makes the watch of the catalogue (None: no resources are honoured)."""
         self._tasks = tasks
-        self._held = held
+        self._holds = holds
         self.policy = policy
         self._resources = resources
         self._sleep = sleep
@@ -244,10 +242,18 @@ class Listens:
         if not honoured:
             # Nothing to watch: no stream to hold (and no lease taken).
             return _nothing(call)
-        lease = self._held.hold(call.owner, LEASE_KIND, self.policy.seconds + LEASE_MARGIN_SECONDS)
-        lease.__enter__()  # TooManyHeld before anything is sent: a JSON-RPC error, no stream
+        hold = self._holds.take(call.owner)
+        if hold is None:
+            # Before anything is sent: the request's error, no stream (clients do not re-listen).
+            places = self._holds.places
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"Server busy: you already have {places} calls and listen streams held open; "
+                "try again when one ends",
+                {"limit": places},
+            )
         self._audit("listen_opened", {"owner": call.owner, "honoured": sorted(honoured)})
-        stream = self._stream(subscription, honoured, tasks, catalog, lease)
+        stream = self._stream(subscription, honoured, tasks, catalog, hold)
         return HttpReply(200, headers=dict(sse.HEADERS), stream=stream)
 
     def _stream(
@@ -256,13 +262,13 @@ class Listens:
         honoured: dict[str, Any],
         tasks: TaskWatch,
         catalog: ResourceWatch | None,
-        lease: Any,
+        hold: Hold,
     ) -> Iterator[str]:
         try:
             yield sse.event(acknowledged(subscription, honoured))
             for record in tasks.first():
                 yield sse.event(task_notification(record, subscription))
-            started = sent = self._monotonic()
+            started = sent = renewed = self._monotonic()
             while self._monotonic() - started < self.policy.seconds and (tasks or catalog):
                 self._sleep(
                     min(
@@ -280,10 +286,15 @@ class Listens:
                 elif self._monotonic() - sent >= self.policy.heartbeat_seconds:
                     sent = self._monotonic()
                     yield ": keep-alive\n\n"
+                if self._monotonic() - renewed >= self._holds.lease_ms / 3000:
+                    # Still open: if this instance dies, its place frees when the lease runs out.
+                    renewed = self._monotonic()
+                    hold.renew()
             yield sse.event(ended(subscription))
         except TaskgateError:
             # A read failed for good (the table is unreachable): end on purpose; the client
             # re-listens, and the tasks it names are sent as they are then.
             yield sse.event(ended(subscription))
         finally:
-            lease.__exit__(None, None, None)
+            with contextlib.suppress(TaskgateError):
+                hold.release()  # else its lease runs out

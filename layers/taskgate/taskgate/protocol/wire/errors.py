@@ -22,7 +22,6 @@ from ...domain.errors import (
     TaskNotFound,
     TooManyActiveTasks,
 )
-from ...domain.held import TooManyHeld
 from ...tools.errors import ProtocolError
 
 RETRY_AFTER_SECONDS = 1
@@ -59,8 +58,6 @@ DOMAIN_ERRORS: dict[type[TaskgateError], tuple[int, str]] = {
     InvalidCursor: (INVALID_PARAMS, "Invalid cursor: "),
     PayloadTooLarge: (INVALID_PARAMS, "Invalid params: "),
     TooManyActiveTasks: (TASK_LIMIT_REACHED, ""),
-    # An owner's open listen streams and held calls, counted together (domain/held.py).
-    TooManyHeld: (TASK_LIMIT_REACHED, ""),
     # The client cancelled the call while it was being served (domain/calls.py).
     CallCancelled: (INVALID_REQUEST, ""),
     # The request id names another call of this caller (domain/calls.py).
