@@ -62,15 +62,18 @@ def endpoints(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoints]:
     run_setup(CLIENTS2026 / "setup.sh", "clients")
     log = tmp_path_factory.mktemp("listen") / "server.log"
     stream_port = free_port()
-    with running_server(
-        log,
-        STREAM_PORT=str(stream_port),
-        TASKGATE_DEV_TOKENS=f"{ALICE}=alice,{BOB}=bob",
-        LISTEN_SECONDS=str(LISTEN_SECONDS),
-        LISTEN_INTERVAL_MS="250",
-        POLL_INTERVAL_MS="10000",
-        MAX_HELD_CALLS_PER_OWNER="2",
-    ) as url, running_front(url.removesuffix("/mcp")) as (front,):
+    with (
+        running_server(
+            log,
+            STREAM_PORT=str(stream_port),
+            TASKGATE_DEV_TOKENS=f"{ALICE}=alice,{BOB}=bob",
+            LISTEN_SECONDS=str(LISTEN_SECONDS),
+            LISTEN_INTERVAL_MS="250",
+            POLL_INTERVAL_MS="10000",
+            MAX_HELD_CALLS_PER_OWNER="2",
+        ) as url,
+        running_front(url.removesuffix("/mcp")) as (front,),
+    ):
         yield Endpoints(f"{front.url}/mcp", f"http://127.0.0.1:{stream_port}/mcp", front, log)
 
 
