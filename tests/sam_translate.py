@@ -86,17 +86,21 @@ def _deploy_checks() -> Any:
 
 
 def deploy_checks() -> Any:
-    """The code of DeployChecksFunction (inline in template.yaml), as a module."""
-    import types
+    """DeployChecksFunction's code (functions/deploy_checks), as a fresh module."""
+    import importlib.util
 
     resources = source()["Resources"]
     assert "DeployChecksFunction" in resources, (
         "the template has no deploy-time checks (DeployChecksFunction)"
     )
-    code = resources["DeployChecksFunction"]["Properties"]["Code"]["ZipFile"]
-    module = types.ModuleType("deploy_checks")
-    exec(compile(code, "template.yaml:DeployChecksFunction", "exec"), module.__dict__)
-    return module
+    props = resources["DeployChecksFunction"]["Properties"]
+    module = props["Handler"].rsplit(".", 1)[0]
+    path = ROOT / str(props["Code"]).rstrip("/") / f"{module}.py"
+    spec = importlib.util.spec_from_file_location("deploy_checks", path)
+    assert spec and spec.loader
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
 
 
 def published(parameters: dict[str, str] | None = None) -> dict[str, tuple[str, str | None]]:

@@ -285,7 +285,7 @@ def build_stack(
         clock=clock,
         monotonic=clock,
     )
-    sign_in = build_sign_in(settings, ports)
+    sign_in = build_sign_in(settings.sign_in, ports)
     assert sign_in is not None
     app = create_app(
         server,
@@ -298,7 +298,7 @@ def build_stack(
     stream_settings = stream_sign_in = stream_app = None
     if streaming:
         stream_settings = Settings.from_env(stream_env(env))
-        stream_sign_in = build_sign_in(stream_settings, ports)
+        stream_sign_in = build_sign_in(stream_settings.sign_in, ports)
         stream_app = create_app(
             stream_server or server,
             anonymous_owner="anonymous",

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any, TextIO, TypeVar, cast
 
@@ -219,6 +220,16 @@ def _exit_code(outcome: Outcome) -> int:
     return EXIT_FAILED
 
 
+def task_ran(view: TaskView) -> float | None:
+    """Seconds from the task's creation to its last update, as the server reports them."""
+    try:
+        created = datetime.fromisoformat(str(view.raw["createdAt"]))
+        updated = datetime.fromisoformat(str(view.raw["lastUpdatedAt"]))
+    except (KeyError, ValueError):
+        return None
+    return max(0.0, (updated - created).total_seconds())
+
+
 def _show_outcome(ui: Ui, view: TaskView, outcome: Outcome, *, cancel_requested: bool = False) -> None:
     sym = ui.display.sym
     took = format_elapsed(ui.display.elapsed())
@@ -230,7 +241,14 @@ def _show_outcome(ui: Ui, view: TaskView, outcome: Outcome, *, cancel_requested:
     if cancel_requested and status != "cancelled":
         ui.line(f"cancel requested, but the task had already {status}: not cancelled")
     if status == "cancelled":
-        ui.line(f"{sym.bad} cancelled after {took}" + ("" if cancel_requested else " (by another client)"))
+        # How long the task ran, by the server's clock (created to cancelled): the CLI may
+        # have started long after the task did (`taskgate cancel ID`).
+        ran = task_ran(view)
+        life = f": the task ran {format_elapsed(ran)}" if ran is not None else f" after {took}"
+        if cancel_requested:  # what the person asked for: not a failure
+            ui.line(f"{sym.stop} cancelled, as asked{life}")
+        else:
+            ui.line(f"{sym.bad} cancelled by another client{life}")
     elif status == "completed" and not tool_error:
         ui.line(f"{sym.ok} completed in {took}")
     elif tool_error:

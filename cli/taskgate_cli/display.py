@@ -82,7 +82,7 @@ class Symbols:
 
     def __init__(self, encoding: str | None) -> None:
         try:
-            "⠋—…✓✗█░".encode(encoding or "ascii")
+            "⠋—…✓✗■█░".encode(encoding or "ascii")
             fancy = True
         except (UnicodeEncodeError, LookupError):
             fancy = False
@@ -91,6 +91,7 @@ class Symbols:
         self.ellipsis = "…" if fancy else "..."
         self.ok = "✓" if fancy else "OK"
         self.bad = "✗" if fancy else "X"
+        self.stop = "■" if fancy else "-"
         self.full = "█" if fancy else "#"
         self.empty = "░" if fancy else "-"
         self.ask = "?"

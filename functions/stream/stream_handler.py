@@ -16,6 +16,10 @@ from taskgate.layer_check import check_layer_architecture
 # Before anything native is imported: layers built for the other architecture fail here, saying so.
 check_layer_architecture()
 
+from taskgate.tuning import export_environment
+
+export_environment()  # the Tuning's LogLevel, where Powertools reads it, before a logger is built
+
 from aws_lambda_powertools import Logger, Metrics
 
 from taskgate import wiring

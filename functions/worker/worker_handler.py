@@ -7,6 +7,10 @@ from taskgate.layer_check import check_layer_architecture
 
 check_layer_architecture()
 
+from taskgate.tuning import export_environment
+
+export_environment()  # the Tuning's LogLevel, where Powertools reads it, before a logger is built
+
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer

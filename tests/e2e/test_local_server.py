@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import pathlib
 import socket
 import subprocess
@@ -185,3 +187,94 @@ def test_an_owner_has_a_share_of_the_slots_and_hanging_up_gives_them_back(
                 break
             time.sleep(0.2)
         assert status == 200
+
+
+# A tool module that says when it is imported, and one that cannot be (issue 31, item 7).
+LOUD_TOOLS = """
+import sys, time
+print("loud_tools: importing", flush=True)
+time.sleep(0.5)
+from pydantic import BaseModel
+from taskgate.tools import ToolContext, tool
+
+class Nothing(BaseModel):
+    pass
+
+@tool(description="Says hi.")
+def hello(args: Nothing, ctx: ToolContext) -> str:
+    return "hi"
+"""
+BROKEN_TOOLS = """
+raise RuntimeError("broken_tools: a typo at import")
+"""
+
+
+def _start(tmp_path: pathlib.Path, module: str, source: str) -> tuple[int | None, str]:
+    from taskgate.local.process import CHECKOUT_TOOLS, PACKAGE_DIR, start
+
+    (tmp_path / f"{module}.py").write_text(source)
+    log = tmp_path / f"{module}.log"
+    path = os.pathsep.join(map(str, (PACKAGE_DIR, CHECKOUT_TOOLS, tmp_path)))
+    server = start(log, cwd=ROOT, env={"TOOL_MODULES": module, "PYTHONPATH": path})
+    try:
+        with contextlib.suppress(RuntimeError):
+            server.wait(30)
+        return server.proc.poll(), log.read_text()
+    finally:
+        server.stop()
+
+
+def test_the_start_line_comes_once_the_tools_are_loaded_and_names_them(tmp_path: pathlib.Path) -> None:
+    exited, log = _start(tmp_path, "loud_tools", LOUD_TOOLS)
+    assert exited is None, log  # serving
+    lines = log.splitlines()
+    [start] = [n for n, line in enumerate(lines) if line.startswith("taskgate serving http://127.0.0.1:")]
+    assert lines[start].endswith("/mcp (1 tools: hello)"), lines[start]
+    assert lines.index("loud_tools: importing") < start, log
+
+
+def test_a_tool_module_that_fails_to_import_ends_the_start_with_no_serving_line(
+    tmp_path: pathlib.Path,
+) -> None:
+    exited, log = _start(tmp_path, "broken_tools", BROKEN_TOOLS)
+    assert exited not in (None, 0), log
+    assert "RuntimeError: broken_tools: a typo at import" in log
+    assert "taskgate serving" not in log, log
+
+
+CRASHING_TOOLS = """
+from taskgate.tools import ToolContext, tool
+
+@tool(description="Divides.", task_support="required")
+def divide(a: int, b: int, ctx: ToolContext) -> str:
+    return str(a / b)
+"""
+
+
+def test_a_tool_that_raises_prints_a_readable_trace_under_the_task_id(tmp_path: pathlib.Path) -> None:
+    """The local log shows the trace as Python prints it (before: escaped inside a JSON line),
+    and the client's error names the taskId it is logged under (issue 31, item 7)."""
+    from taskgate_cli.protocol import Client2026, meta_2026
+    from taskgate_cli.transport import Http
+
+    from taskgate.local.process import CHECKOUT_TOOLS, PACKAGE_DIR, start
+
+    (tmp_path / "crashing_tools.py").write_text(CRASHING_TOOLS)
+    log = tmp_path / "server.log"
+    path = os.pathsep.join(map(str, (PACKAGE_DIR, CHECKOUT_TOOLS, tmp_path)))
+    server = start(log, cwd=ROOT, env={"TOOL_MODULES": "crashing_tools", "PYTHONPATH": path}).wait(30)
+    try:
+        client = Client2026(Http(server.url, {}), meta=meta_2026(tasks=True))
+        task_id = client.request("tools/call", {"name": "divide", "arguments": {"a": 1, "b": 0}})["taskId"]
+        deadline = time.monotonic() + 30
+        while (task := client.request("tasks/get", {"taskId": task_id}))["status"] == "working":
+            assert time.monotonic() < deadline, task
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    assert task["status"] == "failed" and task["error"]["data"] == {"taskId": task_id}
+    lines = log.read_text().splitlines()
+    at = lines.index("Traceback (most recent call last):")
+    assert task_id in lines[at - 1] and '"message":"tool divide raised"' in lines[at - 1]
+    assert "ZeroDivisionError: division by zero" in lines[at:]
+    assert "    return str(a / b)" in lines[at:]

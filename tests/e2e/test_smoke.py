@@ -1,4 +1,4 @@
-"""`make smoke` (scripts/smoke.py, issue 20 item 11) against the local server signed in with a
+"""`make smoke` (taskgate_cli/smoke.py, issue 20 item 11) against the local server signed in with a
 local authorization server, as a deployer runs it against a stack; and its alarm-topic step
 against a stack in moto's CloudFormation."""
 
@@ -9,19 +9,17 @@ import io
 import os
 import pathlib
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from taskgate_cli import smoke
 
 from tests.e2e.local_server import free_port, running_server
 from tests.oauth_server import LocalAuthorizationServer, serve_in_thread
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCOPE = "taskgate/tasks"
-sys.path.insert(0, str(ROOT / "scripts"))
-import smoke  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +36,17 @@ def signed_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalA
         }
         with running_server(tmp_path_factory.mktemp("smoke") / "server.log", port=port, **env) as url:
             yield auth, url
+
+
+# What the checkout's Makefile passes (SMOKE_TASKS): the example tools a default deploy serves.
+SMOKE_TASKS = [
+    "--task",
+    'orders_report {"year": 2025, "orders": 200}',
+    "--task",
+    'archive_orders {"year": 2025, "orders": 200}',
+    "--cancel",
+    'orders_report {"year": 2025, "orders": 200, "pause_seconds": 30}',
+]
 
 
 def _make_smoke(url: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -59,15 +68,16 @@ def test_make_smoke_passes_against_a_signed_in_server(
     done = _make_smoke(url, TASKGATE_SMOKE_TOKEN=token)
     say("\n[make smoke]\n" + done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
-    for step in ("sign-in metadata", "task round trip", "parked task answered", "cancel"):
+    for step in ("sign-in metadata", "task orders_report", "task archive_orders", "cancel orders_report"):
         assert f"ok   {step}" in done.stdout, step
+    assert "1 question(s) declined: isError: Archive declined" in done.stdout
     assert "4 passed, 0 failed" in done.stdout
 
 
 def test_make_smoke_fails_without_a_signed_in_caller(signed_in: tuple[LocalAuthorizationServer, str]) -> None:
     auth, url = signed_in
     done = _make_smoke(url, TASKGATE_SMOKE_TOKEN=auth.mint_token(aud="https://elsewhere.example/mcp"))
-    assert done.returncode != 0 and "FAIL task round trip" in done.stdout, done.stdout + done.stderr
+    assert done.returncode != 0 and "FAIL task orders_report" in done.stdout, done.stdout + done.stderr
 
 
 # The stack's monitoring as far as the step reads it: the topic, named by an output.
@@ -189,9 +199,42 @@ def test_with_a_stack_the_smoke_test_signs_in_as_the_stacks_agent(
         ) as url:
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
-                code = smoke.main(["--url", url, "--stack", "prod"])
+                code = smoke.main(["--url", url, "--stack", "prod", *SMOKE_TASKS])
     say("\n[smoke --stack]\n" + out.getvalue())
     assert code == 0, out.getvalue()
     assert "5 passed, 0 failed" in out.getvalue()
     (issued,) = auth.issued_tokens
     assert issued["client_id"] == client["ClientId"] and issued["scope"] == SCOPE
+
+
+def test_the_first_user_is_added_to_the_stacks_user_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make user STACK=… EMAIL=…` (taskgate_cli.deployed add-user) against a stack in moto whose
+    user pool is named by its UserPoolId output, as a project's stack forwards it."""
+    import boto3
+    from moto import mock_aws
+    from taskgate_cli import deployed
+
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        cognito, cfn = boto3.client("cognito-idp"), boto3.client("cloudformation")
+        pool = cognito.create_user_pool(PoolName="rollouts", UsernameAttributes=["email"])["UserPool"]["Id"]
+        cfn.create_stack(
+            StackName="rollouts",
+            TemplateBody=AGENT_TEMPLATE,
+            Parameters=[
+                {"ParameterKey": "ClientId", "ParameterValue": "unused"},
+                {"ParameterKey": "PoolId", "ParameterValue": pool},
+                {"ParameterKey": "TokenEndpoint", "ParameterValue": "https://unused.example/oauth2/token"},
+            ],
+        )
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert deployed.main(["--stack", "rollouts", "add-user", "ada@example.com"]) == 0
+        [user] = cognito.list_users(UserPoolId=pool)["Users"]
+    attributes = {a["Name"]: a["Value"] for a in user["Attributes"]}
+    assert attributes["email"] == "ada@example.com" and user["UserStatus"] == "FORCE_CHANGE_PASSWORD"
+    assert f"ada@example.com added to {pool}" in out.getvalue()

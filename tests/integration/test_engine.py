@@ -255,7 +255,11 @@ def test_an_unexpected_tool_exception_fails_without_a_trace(
     task_id = mcp.call("slow_compute", {"seconds": 0})["taskId"]
     done = mcp.wait(task_id)
     assert done["status"] == "failed"
-    assert done["error"] == {"code": -32603, "message": "Internal error while running the tool"}
+    assert done["error"] == {
+        "code": -32603,
+        "message": f"Internal error while running the tool (the worker's log has the trace under taskId {task_id})",
+        "data": {"taskId": task_id},
+    }
     assert "Traceback" not in json.dumps(done) and "secret detail" not in json.dumps(done)
 
 

@@ -22,16 +22,20 @@ from tests.mcp_client import Legacy
 
 assert fixture_tools  # registers big_result and big_text
 
-# The jobs the Job* Parameters would name: the stand-ins tests/integration/test_jobs.py makes
+# The jobs JobArns would name: the stand-ins tests/integration/test_jobs.py makes
 # in moto (a Batch queue and definition, an ECS cluster and task definition, a Glue job).
 _AWS = "arn:aws:{}:us-east-1:123456789012:{}"
 JOBS = {
-    "JobBatchQueueArns": _AWS.format("batch", "job-queue/q"),
-    "JobBatchDefinitionArns": _AWS.format("batch", "job-definition/nightly:*"),
-    "JobEcsClusterArns": _AWS.format("ecs", "cluster/jobs"),
-    "JobEcsTaskDefinitionArns": _AWS.format("ecs", "task-definition/etl:*"),
-    "JobEcsRoleArns": _AWS.format("iam", "role/etl").replace(":us-east-1:", "::"),
-    "JobGlueJobArns": _AWS.format("glue", "job/nightly"),
+    "JobArns": ",".join(
+        [
+            _AWS.format("batch", "job-queue/q"),
+            _AWS.format("batch", "job-definition/nightly:*"),
+            _AWS.format("ecs", "cluster/jobs"),
+            _AWS.format("ecs", "task-definition/etl:*"),
+            _AWS.format("iam", "role/etl").replace(":us-east-1:", "::"),
+            _AWS.format("glue", "job/nightly"),
+        ]
+    )
 }
 
 

@@ -57,3 +57,18 @@ def test_a_multi_round_call_through_the_server(aws: EmbeddedAws) -> None:
     bob = owner_client("bob")
     refused = bob.request("tools/call", {**params, "requestState": state}, tasks=False)
     assert refused["error"]["code"] == -32602 and refused["_http_status"] == 400
+
+
+def test_a_rotation_of_the_secret_breaks_no_state_in_flight(aws: EmbeddedAws) -> None:
+    """Secrets Manager rotation (issue 29, n9): the new value becomes AWSCURRENT, the old one
+    AWSPREVIOUS. A state sealed before opens after; an instance that read the secret before
+    opens a state sealed with the new value."""
+    warm = wiring.from_env().request_states  # an instance that read the secret before
+    before = warm.seal(Carried({"k": 1}, "before"), owner="alice", **WHERE)
+    boto3.client("secretsmanager", region_name=REGION).put_secret_value(
+        SecretId=aws.request_state_secret_arn, SecretString="n" * 64
+    )
+    fresh = wiring.from_env().request_states  # one started after the rotation
+    assert fresh.open(before, owner="alice", **WHERE).state == "before"
+    after = fresh.seal(Carried({"k": 2}, "after"), owner="alice", **WHERE)
+    assert warm.open(after, owner="alice", **WHERE).state == "after"

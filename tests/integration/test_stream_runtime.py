@@ -51,6 +51,8 @@ def runtime(endpoint: str, tmp_path: pathlib.Path) -> Iterator[RuntimeApiEmulato
             "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "STREAM_MAX_SECONDS": "20",
+            # Plain calls of tools expected past 2 s are held (as hidden tasks), not run inline.
+            "INLINE_CALL_MAX_SECONDS": "2",
             "TOOL_MODULES": "taskgate_conformance,taskgate_tools",
             # What template.yaml gives StreamFunction: the REST API streams for 15 minutes.
             "FRONT_STREAMING": "true",
@@ -137,10 +139,25 @@ def test_a_2026_plain_call_of_a_long_tool_is_held_with_progress_leaving_as_it_ru
     assert not held.trailers
 
 
+def test_on_aws_a_caller_that_goes_away_from_a_held_call_is_not_noticed(runtime: RuntimeApiEmulator) -> None:
+    """What happens on AWS (issue 29, n2): nothing tells a streaming function its client went
+    away - API Gateway and Lambda keep taking what it writes - so a held call runs to its end
+    (or the 15-minute cap), billed all along, and its task completes. StreamingApi caps how many
+    such calls StreamFunction holds at once (its reserved concurrency)."""
+    left = runtime.send(_plain_2026(4, "left"), client_leaves_after=1)  # once the call is held
+    assert left.done.wait(60)
+    assert left.left_at is not None
+    final = _events(left.payload())[-1]
+    assert final["id"] == 7 and final["result"]["content"][0]["text"] == "left finished after 4 seconds"
+    # The function went on for seconds after its client had gone.
+    assert left.chunks[-1][0] - left.left_at > 2, (left.left_at, left.chunks[-1][0])
+
+
 def test_a_caller_that_goes_away_from_a_held_call_cancels_its_work(
     runtime: RuntimeApiEmulator,
     endpoint: str,  # noqa: F811
 ) -> None:
+    # A front that closes the function's stream when its client leaves (not API Gateway's, above).
     gone = runtime.send(_plain_2026(40, "gone"), hang_up_after=2)  # the prelude and a first event
     assert gone.done.wait(60)
     assert gone.prelude()["headers"]["content-type"].startswith("text/event-stream")  # held, not handed over

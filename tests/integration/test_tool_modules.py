@@ -61,3 +61,26 @@ def test_template_default_is_the_settings_default() -> None:
     template, matches = decode(str(ROOT / "template.yaml"))
     assert not matches and template is not None
     assert template["Parameters"]["ToolModules"]["Default"] == DEFAULT_TOOL_MODULES
+
+
+def test_the_deployed_tool_modules_import_with_the_layers_packages_only() -> None:
+    # What a project's make test runs (taskgate.local.cold_import), on this checkout's template:
+    # taskgate_tools imports nothing its layers do not ship.
+    from taskgate.local.cold_import import check_sources, tool_modules
+
+    modules = tool_modules((ROOT / "template.yaml").read_text())
+    ok, out = check_sources(modules, ROOT / "layers" / "tools")
+    assert modules == [DEFAULT_TOOL_MODULES] and ok, out
+    tools = json.loads(out.splitlines()[-1])["tools"]
+    assert {"orders_report", "archive_orders"} <= set(tools)
+
+
+def test_a_tool_module_importing_what_no_layer_ships_is_caught(tmp_path: pathlib.Path) -> None:
+    from taskgate.local.cold_import import check_sources
+
+    (tmp_path / "leaky").mkdir()
+    (tmp_path / "leaky" / "__init__.py").write_text("import pytest  # only in the developer's venv\n")
+    ok, out = check_sources(["leaky"], tmp_path)
+    assert not ok
+    assert "FAIL leaky: ModuleNotFoundError: No module named 'pytest' in the layers" in out
+    assert "leaky/__init__.py, line 1: import pytest" in out

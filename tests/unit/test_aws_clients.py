@@ -26,7 +26,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_no_override_means_aws_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "")  # the template's default: an empty EndpointUrl
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "")  # the template declares it empty
     assert aws_clients.client("dynamodb").meta.endpoint_url == "https://dynamodb.eu-west-1.amazonaws.com"
 
 

@@ -118,3 +118,32 @@ def test_visible_and_one_line() -> None:
     assert visible("a\x1b[2Jb\nc\td\x00\x85") == "a\\x1b[2Jb\nc\td\\x00\\x85"
     assert one_line("a\nb\tc\rd") == "a\\x0ab\\x09c\\x0dd"
     assert visible("plain text, émoji 👍 and 中文") == "plain text, émoji 👍 and 中文"
+
+
+# -- a cancel the person asked for (issue 31, item 7) ----------------------------------------
+
+
+class Confirm(BaseModel):
+    pass
+
+
+def _asks(args: Any, ctx: ToolContext) -> str:
+    from taskgate.tools import Elicit
+
+    ctx.ask("go", Elicit(message="Go on?", properties={"ok": {"type": "boolean"}}))
+    return "went on"
+
+
+@pytest.mark.parametrize("era", ["2026", "2025"])
+def test_a_cancel_asked_for_reads_as_done_and_counts_the_tasks_own_time(
+    cli: World, capsys: pytest.CaptureFixture[str], era: str
+) -> None:
+    cli.tools.add(Tool("asks", "asks first", Confirm, _asks, task_support="required"))
+    assert app.main(["--era", era, "--json", "call", "asks", "--detach"]) == 0
+    task_id = json.loads(capsys.readouterr().out)["taskId"]
+    cli.settle()  # the task parks on its question
+    cli.clock.advance(12_300)  # and waits there 12.3 s before someone cancels it
+    assert app.main(["--era", era, "cancel", task_id]) == 0
+    shown = _shown(capsys)
+    assert "cancelled, as asked: the task ran 12.3s" in shown, shown
+    assert "✗" not in shown and "X cancelled" not in shown

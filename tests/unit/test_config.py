@@ -32,7 +32,7 @@ def test_the_table_and_the_state_machine_are_required() -> None:
 
 def test_defaults_live_in_one_place_and_empty_means_unset() -> None:
     s = Settings.from_env({**REQUIRED, "DEFAULT_TTL_MS": "", "RESULT_BUCKET": ""})
-    assert s.default_ttl_ms == 3_600_000 and s.result_bucket == ""
+    assert s.limits.default_ttl_ms == 3_600_000 and s.result_bucket == ""
     assert s.tool_modules == tuple(DEFAULT_TOOL_MODULES.split(","))
     assert s.session_ttl_ms == 86_400_000 and s.stream_log_ttl_ms == 3_600_000
 

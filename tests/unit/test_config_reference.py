@@ -42,10 +42,10 @@ def test_every_parameter_and_setting_has_its_row() -> None:
     template = script.load_template()
     for name in template["Parameters"]:
         assert f"| `{name}` |" in page
-    for path, _, _ in script._fields(Settings):
-        assert f"| `{script.env_name(path)}` |" in page
-    assert "| `AuthMode` | String: `USER,CLIENT,IAM`" in page
-    assert "| `POLL_INTERVAL_MS` | int, > 0 | 1000 | `PollIntervalMs` |" in page
+    for path, field, _ in script._fields(Settings):
+        assert f"| `{script.env_name(path, field)}` |" in page
+    assert "| `SignInPeople` | String: `true`" in page
+    assert "| `POLL_INTERVAL_MS` | int, > 0 | 1000 | `Tuning` key `PollIntervalMs` (100 to 60000) |" in page
 
 
 def test_a_changed_parameter_or_setting_makes_the_page_stale() -> None:
@@ -54,7 +54,7 @@ def test_a_changed_parameter_or_setting_makes_the_page_stale() -> None:
     template = script.load_template()
 
     changed = copy.deepcopy(template)
-    changed["Parameters"]["PollIntervalMs"]["Default"] = 2000
+    changed["Parameters"]["ApiMemorySize"]["Default"] = 2000
     assert script.render(page, script.tables(changed)) != page
 
     class Renamed(Settings):
@@ -78,5 +78,8 @@ def test_settings_in_groups_are_listed_field_by_field() -> None:
         limits: Limits = Limits()
 
     table = script.tables(script.load_template(), Grouped)["settings"]
-    assert "| `MAX_BODY_BYTES` | int, > 0 | 1048576 | `MaxBodyBytes` | The largest request body. |" in table
+    assert (
+        "| `MAX_BODY_BYTES` | int, > 0 | 1048576 | `Tuning` key `MaxBodyBytes` (1024 to 3112960) | The largest request body. |"
+        in table
+    )
     assert "| `TASK_TABLE` |" in table

@@ -4,6 +4,7 @@ trace."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -115,4 +116,10 @@ def test_a_crash_is_a_500_without_a_trace(world: World, monkeypatch: pytest.Monk
     monkeypatch.setattr(world.tasks, "get", boom)
     reply = world.mcp().request("tasks/get", {"taskId": "t"})
     assert reply["_http_status"] == 500
-    assert reply["error"] == {"code": INTERNAL_ERROR, "message": "Internal error"}
+    error_id = reply["error"]["data"]["errorId"]  # the key its trace is logged under (issue 31)
+    assert reply["error"] == {
+        "code": INTERNAL_ERROR,
+        "message": f"Internal error (the function's log has the trace under errorId {error_id})",
+        "data": {"errorId": error_id},
+    }
+    assert "secret" not in json.dumps(reply["error"])

@@ -1,5 +1,5 @@
 """The template gives handed-off jobs what they need and no more: the state machine starts
-and waits for exactly the jobs the Job* Parameters name (and the example pipeline); the
+and waits for exactly the jobs JobArns names (and the example pipeline); the
 API may look at them and stop them, the sweeper only stop them; the worker gets none of it;
 the callback route is open (its secret is the capability)."""
 
@@ -61,6 +61,8 @@ class Resolver:
                 return arg[0].join(str(v) for v in self.eval(arg[1]))
             if fn == "Fn::Split":
                 return str(self.eval(arg[1])).split(arg[0])
+            if fn == "Fn::Select":
+                return self.eval(arg[1])[int(arg[0])]
             if fn == "Fn::Sub":
                 text, extra = (arg, {}) if isinstance(arg, str) else (arg[0], self.eval(arg[1]))
                 return re.sub(
@@ -109,36 +111,35 @@ def test_the_named_jobs_are_granted_one_by_one() -> None:
         f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:etl",
         f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:ml",
     ]
-    r = Resolver(
-        _template(),
-        {
-            "JobStateMachineArns": ",".join(machines),
-            "JobBatchQueueArns": f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/q",
-            "JobBatchDefinitionArns": f"arn:aws:batch:{REGION}:{ACCOUNT}:job-definition/d:1",
-            "JobEcsClusterArns": f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/c",
-            "JobEcsTaskDefinitionArns": f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/t:*",
-            "JobGlueJobArns": f"arn:aws:glue:{REGION}:{ACCOUNT}:job/nightly",
-        },
-    )
+    jobs = [
+        *machines,
+        f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/q",
+        f"arn:aws:batch:{REGION}:{ACCOUNT}:job-definition/d:1",
+        f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/c",
+        f"arn:aws:ecs:{REGION}:{ACCOUNT}:task-definition/t:*",
+        f"arn:aws:glue:{REGION}:{ACCOUNT}:job/nightly",
+    ]
+    r = Resolver(_template(), {"JobArns": ",".join(jobs)})
     run = statements(r, "RunJobsPolicy")
-    assert run["StartJobStateMachines"]["Resource"] == machines
-    # Each machine's executions, derived from its ARN.
+    # One list of every kind: each statement names all of it, and its actions apply only to
+    # the ARNs of their own kind (starting a Glue job's ARN as an execution is nothing).
+    assert run["StartJobStateMachines"]["Resource"] == jobs
+    # Each machine's executions, derived from its ARN (the other kinds' ARNs pass through).
     executions = [
         f"arn:aws:states:{REGION}:{ACCOUNT}:execution:etl:*",
         f"arn:aws:states:{REGION}:{ACCOUNT}:execution:ml:*",
     ]
-    assert run["WatchAndStopJobExecutions"]["Resource"] == executions
-    assert run["SubmitBatchJobs"]["Resource"] == [
-        f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/q",
-        f"arn:aws:batch:{REGION}:{ACCOUNT}:job-definition/d:1",
-    ]
-    assert run["RunEcsTasks"]["Condition"] == {
-        "ArnEquals": {"ecs:cluster": [f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/c"]}
-    }
-    assert run["RunGlueJobs"]["Resource"] == [f"arn:aws:glue:{REGION}:{ACCOUNT}:job/nightly"]
+    assert run["WatchAndStopJobExecutions"]["Resource"][:2] == executions
+    assert run["SubmitBatchJobs"]["Resource"] == jobs
+    assert run["RunEcsTasks"]["Condition"] == {"ArnEquals": {"ecs:cluster": jobs}}
+    assert run["RunGlueJobs"]["Resource"] == jobs
     assert "PassEcsTaskRoles" not in run  # none named
     status, stop = statements(r, "JobStatusPolicy"), statements(r, "JobStopPolicy")
-    assert status["WatchJobExecutions"]["Resource"] == stop["StopJobExecutions"]["Resource"] == executions
+    assert (
+        status["WatchJobExecutions"]["Resource"][:2]
+        == stop["StopJobExecutions"]["Resource"][:2]
+        == executions
+    )
     # The API and the sweeper never start a job; the status policy never stops one.
     for statement in (*status.values(), *stop.values()):
         assert not any(
@@ -165,11 +166,15 @@ def test_every_kind_of_job_the_state_machine_starts_is_granted() -> None:
     r = Resolver(
         _template(),
         {
-            "JobStateMachineArns": "arn:aws:states:r:a:stateMachine:m",
-            "JobBatchQueueArns": "q",
-            "JobEcsClusterArns": "c",
-            "JobEcsRoleArns": "role",
-            "JobGlueJobArns": "g",
+            "JobArns": ",".join(
+                [
+                    "arn:aws:states:r:a:stateMachine:m",
+                    "arn:aws:batch:r:a:job-queue/q",
+                    "arn:aws:ecs:r:a:cluster/c",
+                    "arn:aws:iam::a:role/task",
+                    "arn:aws:glue:r:a:job/g",
+                ]
+            )
         },
     )
     granted = {a for s in statements(r, "RunJobsPolicy").values() for a in s["Action"]}

@@ -140,7 +140,12 @@ def test_tool_errors_protocol_errors_and_crashes_end_the_task_differently() -> N
         rows["tool_error"].status is TaskStatus.COMPLETED and rows["tool_error"].outcome is Outcome.TOOL_ERROR
     )
     assert rows["protocol_error"].error == {"code": -32001, "message": "refused", "data": {"why": "policy"}}
-    assert rows["crash"].error == {"code": -32603, "message": "Internal error while running the tool"}
+    crash = ids["crash"]
+    assert rows["crash"].error == {
+        "code": -32603,
+        "message": f"Internal error while running the tool (the worker's log has the trace under taskId {crash})",
+        "data": {"taskId": crash},
+    }
     assert "secret" not in json.dumps(rows["crash"].error)
 
 

@@ -88,9 +88,11 @@ def test_the_workers_error_line_is_json_with_the_task_id_in_a_prod_stack(
     assert line["taskId"] == record.task_id and line["executionArn"] == "arn:exec"
     assert "ZeroDivisionError" in line["exception"]
     # The client's view has the reason and never the trace.
+    message = f"Internal error while running the tool (the worker's log has the trace under taskId {record.task_id})"
     assert world.store.records[record.task_id].error == {
         "code": -32603,
-        "message": "Internal error while running the tool",
+        "message": message,
+        "data": {"taskId": record.task_id},
     }
     # The step's audit line names the failure's reason: the dashboard's
     # "tasks that failed, and why" widget reads it from the worker's log group.

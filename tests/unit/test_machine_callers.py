@@ -362,4 +362,4 @@ def test_a_malformed_client_keys_setting_fails_the_cold_start_naming_it() -> Non
 
     with pytest.raises(ConfigurationError, match="OAUTH_CLIENT_KEYS"):
         Settings.from_env(sign_in_env(OAUTH_CLIENT_KEYS="report-agent=http://keys.example/a.json"))
-    assert Settings.from_env(sign_in_env(OAUTH_CLIENT_KEYS="a=/opt/python/a.json")).oauth_client_keys
+    assert Settings.from_env(sign_in_env(OAUTH_CLIENT_KEYS="a=/opt/python/a.json")).sign_in.oauth_client_keys

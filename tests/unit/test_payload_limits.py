@@ -16,7 +16,7 @@ from taskgate.http_app import create_app
 from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.fakes import World
 from tests.mcp_client import Mcp
-from tests.sam_translate import ROOT, source
+from tests.sam_translate import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore:There is no current event loop:DeprecationWarning")
 EVENT = json.loads((ROOT / "events" / "api_tasks_get.json").read_text())
@@ -32,13 +32,14 @@ class _Context:
         return 29_000
 
 
-def test_the_template_and_the_settings_allow_the_same_largest_sizes() -> None:
-    params = source()["Parameters"]
+def test_the_tuning_and_the_settings_allow_the_same_largest_sizes() -> None:
+    from taskgate.tuning import BOUNDS
+
     for name, env in (
         ("MaxResultResponseBytes", "MAX_RESULT_RESPONSE_BYTES"),
         ("MaxBodyBytes", "MAX_BODY_BYTES"),
     ):
-        assert params[name]["MaxValue"] == MAX_PAYLOAD_BODY_BYTES, name
+        assert BOUNDS[name][1] == MAX_PAYLOAD_BODY_BYTES, name
         largest = str(MAX_PAYLOAD_BODY_BYTES)
         assert (
             getattr(Settings.from_env({"TASK_TABLE": "t", env: largest}), env.lower())

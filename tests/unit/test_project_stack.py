@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
+from typing import Any
 
 import pytest
 import taskgate_cli
@@ -19,7 +21,7 @@ TEMPLATE = ROOT / "templates" / "taskgate-project"
 
 
 def test_one_version_everywhere_a_project_pins_it() -> None:
-    pinned = json.loads((TEMPLATE / "cookiecutter.json").read_text())["taskgate_version"]
+    pinned = json.loads((TEMPLATE / "cookiecutter.json").read_text())["_taskgate_version"]
     assert pinned == taskgate.__version__ == taskgate_cli.__version__
 
 
@@ -64,3 +66,78 @@ def test_write_copies_the_stack_and_the_package_and_replaces_only_its_own(tmp_pa
     mine.mkdir()
     with pytest.raises(FileExistsError, match="not written by taskgate"):
         stack.write(mine)
+
+
+# -- what a project's stack tells its deployer (issue 31, item 4) ---------------------------
+
+
+def _project(name: str, *, rendered: bool = False) -> str:
+    text = (TEMPLATE / "{{cookiecutter.project_name}}" / name).read_text()
+    return re.sub(r"\{\{ *cookiecutter\.(\w+) *\}\}", r"\1", text) if rendered else text
+
+
+def _load(text: str) -> dict[str, Any]:
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # A tag kept as {"!Tag": value}, so that a GetAtt's target can be read.
+    def tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+        return {suffix: value}
+
+    Loader.add_multi_constructor("!", tagged)
+    return yaml.load(text, Loader)  # type: ignore[no-any-return]
+
+
+def test_the_project_forwards_what_a_deployer_needs_and_taskgate_always_outputs_it() -> None:
+    project = _load(_project("template.yaml", rendered=True))
+    ours = _load((ROOT / "template.yaml").read_text())["Outputs"]
+    forwarded = {name: out["Value"]["GetAtt"] for name, out in project["Outputs"].items()}
+    assert set(forwarded) == {
+        "McpEndpoint",
+        "ProtectedResourceMetadataUrl",
+        "UserPoolId",
+        "AgentClientId",
+        "AgentTokenEndpoint",
+        "IamEndpoint",
+    }
+    for name, target in forwarded.items():
+        assert target == f"Taskgate.Outputs.{name}"
+        # A parent's GetAtt of an output its nested stack lacks fails the deploy: each one is
+        # there in every configuration (a value saying "none: why" where there is nothing).
+        assert "Condition" not in ours[name], name
+
+
+def test_the_package_is_named_once_in_the_project() -> None:
+    from taskgate.local.cold_import import tool_modules
+
+    assert tool_modules(_project("template.yaml", rendered=True)) == ["package"]
+    # The Makefile reads it from template.yaml; tools/Makefile copies every package there.
+    assert "{{cookiecutter.package}}" not in _project("Makefile")
+    assert "{{cookiecutter.package}}" not in _project("tools/Makefile")
+    assert "sed -n 's/^ *ToolModules:" in _project("Makefile")
+
+
+def test_tool_modules_are_read_from_a_nested_application_or_a_parameter_default() -> None:
+    from taskgate.local.cold_import import tool_modules
+
+    nested = "Resources:\n  T:\n    Properties:\n      Parameters:\n        ToolModules: a_tools, b_tools  # mine\n"
+    assert tool_modules(nested) == ["a_tools", "b_tools"]
+    parameter = "Parameters:\n  ToolModules:\n    Type: String\n    Default: taskgate_tools\n  Other:\n    Default: x\n"
+    assert tool_modules(parameter) == ["taskgate_tools"]
+    assert tool_modules((ROOT / "template.yaml").read_text()) == ["taskgate_tools"]
+    assert tool_modules("      ToolModules: !Ref Mine\n") == []
+
+
+def test_one_repository_address() -> None:
+    import tomllib
+
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    assert json.loads((TEMPLATE / "cookiecutter.json").read_text())["_repository"] == urls["Repository"]
+    assert urls["Changelog"].startswith(urls["Repository"] + "/")
+    assert "<org>" not in _project("requirements-dev.txt") and "<org>" not in _project("README.md")

@@ -17,13 +17,13 @@ JWT = {
 
 def test_the_public_url_is_the_protected_resource_and_a_served_host() -> None:
     s = Settings.from_env({**JWT, "PUBLIC_URL": "https://mcp.example.com"})
-    assert s.resource_url == "https://mcp.example.com/mcp"
+    assert s.sign_in.resource_url == "https://mcp.example.com/mcp"
     assert "mcp.example.com" in s.served_hosts
     # An explicit OAUTH_RESOURCE (the template's) wins.
     s = Settings.from_env(
         {**JWT, "PUBLIC_URL": "https://a.example", "OAUTH_RESOURCE": "https://b.example/mcp"}
     )
-    assert s.resource_url == "https://b.example/mcp"
+    assert s.sign_in.resource_url == "https://b.example/mcp"
 
 
 def test_the_metadata_names_the_public_url() -> None:

@@ -238,3 +238,58 @@ def test_short_secrets_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         weak.seal(Carried({}), owner="a", method="m", target="t", arguments={})
     assert len(ephemeral_keys()[0]) == 32
+
+
+class _Secret:
+    """A secret being rotated: its current value first, then its previous one."""
+
+    def __init__(self, *values: bytes) -> None:
+        self.values = list(values)
+        self.reads = 0
+
+    def versions(self) -> list[bytes]:
+        self.reads += 1
+        return self.values[:2]
+
+    def rotate(self, value: bytes) -> None:
+        self.values.insert(0, value)
+
+
+def _rotating(secret: _Secret, clock: Any) -> RequestStates:
+    from taskgate.protocol.wire.request_state import RotatingKeys
+
+    keys = RotatingKeys(
+        lambda: KeyRing(secret.versions()), clock, max_age_ms=15 * 60_000, reread_after_ms=60_000
+    )
+    return RequestStates(keys, ttl_ms=3_600_000, clock=clock)
+
+
+def test_an_instance_that_read_the_key_before_a_rotation_opens_states_sealed_after_it() -> None:
+    """A rotation of the requestState secret breaks no multi-round call and no cursor (issue 29,
+    n9): the previous key still opens, an instance that read the secret before the rotation
+    reads it again when a state names a key it does not hold, and reseals with the new one."""
+    clock = FakeClock()
+    secret = _Secret(b"1" * 32)
+    where = {"owner": "a", "method": "m", "target": "t", "arguments": {}}
+    early = _rotating(secret, clock)  # a warm instance: read the secret before the rotation
+    before = early.seal(Carried({}, "before"), **where)
+    secret.rotate(b"2" * 32)
+    late = _rotating(secret, clock)  # an instance started after it
+    assert late.open(before, **where).state == "before"  # the previous key still opens
+    after = late.seal(Carried({}, "after"), **where)
+    assert early.open(after, **where).state == "after"  # read again at once: the new key
+    assert secret.reads == 3
+    # A key no version holds is refused, and reading again then waits a minute.
+    stranger = _rotating(_Secret(b"3" * 32), clock).seal(Carried({}), **where)
+    with pytest.raises(RpcError):
+        early.open(stranger, **where)
+    assert secret.reads == 3
+    clock.advance(61_000)
+    with pytest.raises(RpcError):
+        early.open(stranger, **where)
+    assert secret.reads == 4
+    # After 15 minutes an instance reads the secret again, and seals with its current key.
+    secret.rotate(b"4" * 32)
+    clock.advance(15 * 60_000)
+    resealed = early.seal(Carried({}, "later"), **where)
+    assert _rotating(_Secret(b"4" * 32), clock).open(resealed, **where).state == "later"

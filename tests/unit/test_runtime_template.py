@@ -43,9 +43,11 @@ def test_the_architecture_is_a_parameter_the_layer_build_knows() -> None:
 
 
 def test_the_endpoint_override_is_empty_by_default_and_reaches_every_function() -> None:
+    """Declared (empty: AWS itself) so that `sam local invoke --env-vars` may set it; not a
+    Parameter a deployer could set by mistake."""
     t = _template()
-    assert t["Parameters"]["EndpointUrl"]["Default"] == ""
-    assert t["Globals"]["Function"]["Environment"]["Variables"]["AWS_ENDPOINT_URL"] == {"Ref": "EndpointUrl"}
+    assert "EndpointUrl" not in t["Parameters"]
+    assert t["Globals"]["Function"]["Environment"]["Variables"]["AWS_ENDPOINT_URL"] == ""
 
 
 def test_env_json_sets_only_variables_the_template_declares() -> None:
@@ -70,10 +72,13 @@ def test_snapstart_is_a_parameter_on_the_api_and_the_worker_invoked_through_publ
         props = r[name]["Properties"]
         assert props["SnapStart"] == {"ApplyOn": {"Fn::If": ["SnapStartOn", "PublishedVersions", "None"]}}
         assert props["AutoPublishAlias"] == "live"
-        # A layer change (all of taskgate's code) publishes a new version too.
-        assert props["AutoPublishAliasAllProperties"] is True
-    for layer in ("TaskgateLayer", "ToolsLayer"):
-        assert r[layer]["Properties"]["PublishLambdaVersion"] is True
+        # Not AutoPublishAliasAllProperties: it names versions after what Lambda does not
+        # snapshot too (a reserved concurrency), and such a version fails to publish.
+        assert "AutoPublishAliasAllProperties" not in props
+        # A layer change (all of taskgate's code) publishes a new version: the layers are in the
+        # configuration fingerprint the version's description carries.
+        configuration = r[name.replace("Function", "Configuration")]["Properties"]
+        assert configuration["Layers"] == [{"Ref": "TaskgateLayer"}, {"Ref": "ToolsLayer"}]
     assert r["ApiFunctionIntegration"]["Properties"]["IntegrationUri"] == {"Ref": "ApiFunction.Alias"}
     assert r["ApiFunctionInvokePermission"]["Properties"]["FunctionName"] == {"Ref": "ApiFunction.Alias"}
     # The state machine invokes the worker version published with the deploy (a published

@@ -425,11 +425,18 @@ def test_sign_in_settings_are_checked_at_cold_start() -> None:
             "OAUTH_AUDIENCES": "",
         }
     )
-    assert s.auth_mode == {"USER", "CLIENT", "IAM"}
-    assert s.resource_url == "https://mcp.example.com/mcp" and s.issuer_url == "https://mcp.example.com"
+    assert s.sign_in.auth_mode == {"USER", "CLIENT", "IAM"}
+    assert (
+        s.sign_in.resource_url == "https://mcp.example.com/mcp"
+        and s.sign_in.issuer_url == "https://mcp.example.com"
+    )
     # A required scope by default: an ID token never has one.
-    assert s.oauth_client_ids == ("a", "b") and s.oauth_scopes == (SCOPE,) and s.oauth_audiences == ()
-    assert Settings.from_env({**base, "AUTH_MODE": "NONE"}).auth_mode == frozenset()
+    assert (s.sign_in.oauth_client_ids, s.sign_in.oauth_scopes, s.sign_in.oauth_audiences) == (
+        ("a", "b"),
+        (SCOPE,),
+        (),
+    )
+    assert Settings.from_env({**base, "AUTH_MODE": "NONE"}).sign_in.auth_mode == frozenset()
 
 
 def test_iam_callers_own_tasks_by_role_not_by_session_name() -> None:

@@ -58,14 +58,14 @@ def _query(url: str) -> dict[str, str]:
 
 def test_the_authorization_server_issues_for_both_endpoints_and_each_serves_its_own() -> None:
     home = Settings.from_env({**sign_in_env(), "STREAM_PUBLIC_URL": STREAM})
-    assert home.sign_in_resources == (RESOURCE, STREAM_RESOURCE)
-    assert not home.is_streaming_endpoint and home.resource_url == RESOURCE
+    assert home.sign_in.sign_in_resources == (RESOURCE, STREAM_RESOURCE)
+    assert not home.sign_in.is_streaming_endpoint and home.sign_in.resource_url == RESOURCE
     stream = Settings.from_env(stream_env(sign_in_env()))
-    assert stream.is_streaming_endpoint and stream.resource_url == STREAM_RESOURCE
-    assert stream.issuer_url == home.issuer_url == STACK
+    assert stream.sign_in.is_streaming_endpoint and stream.sign_in.resource_url == STREAM_RESOURCE
+    assert stream.sign_in.issuer_url == home.sign_in.issuer_url == STACK
     assert "stream.taskgate.example" in stream.served_hosts
     # Without StreamingApi: one resource, as before.
-    assert Settings.from_env(sign_in_env()).sign_in_resources == (RESOURCE,)
+    assert Settings.from_env(sign_in_env()).sign_in.sign_in_resources == (RESOURCE,)
 
 
 def test_the_streaming_endpoint_with_user_needs_the_stacks_issuer() -> None:

@@ -25,6 +25,18 @@ def _resources() -> dict[str, Any]:
     return template["Resources"]  # type: ignore[no-any-return]
 
 
+def _template_globals() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Globals"]["Function"]["Environment"]["Variables"]  # type: ignore[no-any-return]
+
+
+def _template_conditions() -> dict[str, Any]:
+    template, matches = decode(str(ROOT / "template.yaml"))
+    assert not matches and template is not None
+    return template["Conditions"]  # type: ignore[no-any-return]
+
+
 def _env(resources: dict[str, Any], name: str) -> dict[str, Any]:
     return resources[name]["Properties"]["Environment"]["Variables"]  # type: ignore[no-any-return]
 
@@ -33,7 +45,16 @@ def test_the_streaming_endpoint_exists_only_when_asked_for() -> None:
     resources = _resources()
     streaming = {name for name in resources if name.startswith("Stream") and name != "StreamMaxSeconds"}
     assert {"StreamFunction", "StreamApi", "StreamProxyMethod", "StreamFunctionInvokePermission"} <= streaming
-    assert {resources[name].get("Condition") for name in streaming} == {"StreamingApiOn"}
+    # One deployment for each authorization of the methods (IAM alone, or not): a stage is
+    # redeployed only by a new deployment.
+    assert {resources[name].get("Condition") for name in streaming} == {
+        "StreamingApiOn",
+        "StreamingApiIamOnly",
+        "StreamingApiWithTokensOrOpen",
+    }
+    conditions = _template_conditions()
+    for name in ("StreamingApiIamOnly", "StreamingApiWithTokensOrOpen"):
+        assert {"Condition": "StreamingApiOn"} in conditions[name]["Fn::And"], name
 
 
 def test_the_rest_api_streams_the_function_for_up_to_15_minutes() -> None:
@@ -73,11 +94,17 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
     assert {k: v for k, v in api.items() if k not in FRONT} == {
         k: v for k, v in stream.items() if k not in FRONT
     }
-    statements = [
-        resources[name]["Properties"]["Policies"][0]["Statement"]
-        for name in ("ApiFunction", "StreamFunction")
-    ]
-    assert statements[0] == statements[1]
+    # The same rights: one managed policy (ServeMcpPolicy) and the jobs' two, not a copy.
+    policies = [resources[name]["Properties"]["Policies"] for name in ("ApiFunction", "StreamFunction")]
+    assert (
+        policies[0]
+        == policies[1]
+        == [
+            {"Ref": "ServeMcpPolicy"},
+            {"Ref": "JobStatusPolicy"},
+            {"Ref": "JobStopPolicy"},
+        ]
+    )
     # Sign-in as on the HTTP API: the REST API checks SigV4 on every route under IAM alone and
     # on /iam/mcp beside tokens; the app checks tokens, naming this endpoint's /mcp as their
     # resource (OAUTH_RESOURCE, under STREAM_PUBLIC_URL), and serves this endpoint's Host.
@@ -120,18 +147,18 @@ def test_signed_in_people_reach_the_streaming_endpoint_with_its_own_tokens() -> 
     for public in ("", "https://mcp.example.com"):
         settings = _deployed_settings({"StreamingApi": "true", "PublicUrl": public})
         api, stream = settings["ApiFunction"], settings["StreamFunction"]
-        assert api.auth_mode == stream.auth_mode == {"USER", "CLIENT", "IAM"}
+        assert api.sign_in.auth_mode == stream.sign_in.auth_mode == {"USER", "CLIENT", "IAM"}
         home = public or "https://McpApi.execute-api.us-east-1.amazonaws.com"
         streaming = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
         # The authorization server (on the HTTP API) issues tokens for either endpoint's /mcp …
-        assert api.sign_in_resources == (f"{home}/mcp", f"{streaming}/mcp")
-        assert not api.is_streaming_endpoint and api.resource_url == f"{home}/mcp"
+        assert api.sign_in.sign_in_resources == (f"{home}/mcp", f"{streaming}/mcp")
+        assert not api.sign_in.is_streaming_endpoint and api.sign_in.resource_url == f"{home}/mcp"
         # … and the streaming endpoint takes its own, naming the same issuer.
-        assert stream.is_streaming_endpoint and stream.resource_url == f"{streaming}/mcp"
-        assert stream.issuer_url == api.issuer_url == home
+        assert stream.sign_in.is_streaming_endpoint and stream.sign_in.resource_url == f"{streaming}/mcp"
+        assert stream.sign_in.issuer_url == api.sign_in.issuer_url == home
     # Without StreamingApi the HTTP API's /mcp is the only resource, as before.
     alone = _deployed_settings({})["ApiFunction"]
-    assert alone.sign_in_resources == ("https://McpApi.execute-api.us-east-1.amazonaws.com/mcp",)
+    assert alone.sign_in.sign_in_resources == ("https://McpApi.execute-api.us-east-1.amazonaws.com/mcp",)
 
 
 def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_stage() -> None:
@@ -147,7 +174,7 @@ def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_
     def no_store() -> Any:
         raise AssertionError("nothing is stored to describe the resource")
 
-    sign_in = build_sign_in(stream, SignInPorts(store=no_store, signing_keys=ephemeral_source()))
+    sign_in = build_sign_in(stream.sign_in, SignInPorts(store=no_store, signing_keys=ephemeral_source()))
     assert sign_in is not None and sign_in.resource is not None
     output = evaluator.value(translated["Outputs"]["StreamingProtectedResourceMetadataUrl"]["Value"])
     stage = "https://StreamApi.execute-api.us-east-1.amazonaws.com/stream"
@@ -158,24 +185,29 @@ def test_the_streaming_endpoints_metadata_is_where_its_401_points_and_under_its_
     assert sign_in.resource.path == "/mcp"
 
 
-def test_every_plain_call_parameter_is_in_the_api_functions_fingerprint() -> None:
-    # A Parameter change publishes a new version only if the fingerprint sees it (issue 20).
+def test_the_tuning_is_in_both_functions_fingerprints() -> None:
+    # A Tuning change publishes a new version only if the fingerprint sees it (issue 20); the
+    # plain-call settings are Tuning keys now (issue 29).
+    from taskgate.tuning import KEYS
+
     resources = _resources()
-    fingerprinted = resources["ApiConfiguration"]["Properties"]["Parameters"]
-    for name in (
+    for configuration in ("ApiConfiguration", "WorkerConfiguration"):
+        assert resources[configuration]["Properties"]["Tuning"] == {"Ref": "Tuning"}
+    assert {
         "InlineCallMaxSeconds",
         "CallWaitSeconds",
         "CallHandles",
         "CallPieceSeconds",
         "HangUpSeconds",
-    ):
-        assert fingerprinted[name] == {"Ref": name}
+    } <= set(KEYS)
 
 
 def test_every_plain_call_setting_the_template_passes_is_one_the_server_reads() -> None:
     resources = _resources()
-    fields = {name.upper() for name in Settings.model_fields}
+    fields = {name.upper() for name in Settings.variables()}
     for function in ("ApiFunction", "StreamFunction"):
         env = _env(resources, function)
         passed = {k for k in env if k.startswith(("CALL_", "INLINE_", "HANG_", "FRONT_"))}
         assert passed and passed <= fields, passed - fields
+        # The rest of them come in the Tuning (one variable for every function).
+    assert _template_globals()["TUNING"] == {"Ref": "Tuning"}

@@ -180,6 +180,25 @@ def test_worker_throttling_is_retried_for_minutes() -> None:
     assert throttling["MaxDelaySeconds"] <= 120  # keeps trying, rather than one long sleep
 
 
+def test_a_pinned_version_made_inactive_is_waited_for_minutes() -> None:
+    """A worker version not invoked for two weeks (in a VPC, or with SnapStart) goes inactive;
+    the invocation that finds it so fails with ResourceNotReadyException while Lambda restores
+    it, which takes minutes. A task parked that long runs the version it started with: the
+    retry must outlast the restore (issue 29, n4), not give up after a minute."""
+    diagrams = _load_script("diagrams")
+    retriers = _asl()["States"]["RunTool"]["Retry"]
+    for error in (
+        "Lambda.ResourceNotReadyException",
+        "Lambda.SnapStartNotReadyException",
+        "Lambda.SnapStartTimeoutException",
+        "Lambda.ENINotReadyException",
+    ):
+        (retrier,) = [r for r in retriers if error in r["ErrorEquals"]]
+        # FULL jitter draws each delay between 0 and its nominal value: on average half.
+        assert diagrams.retry_seconds(retrier) / 2 >= 5 * 60, error
+        assert retrier["MaxDelaySeconds"] <= 60, error  # it keeps asking, rather than one long sleep
+
+
 def test_names_built_from_the_stack_name_fit_any_stack_name() -> None:
     """A stack name may have 128 characters; no name derived from it may outgrow its
     service's limit (the state machine's is 80)."""
@@ -230,13 +249,16 @@ def test_results_outlive_the_longest_task_the_template_allows() -> None:
             untagged.append(days)
     # One rule per class the code tags objects with, expiring after exactly that.
     assert tagged == {f"{d}d": d for d in RETENTION_CLASSES_DAYS}
-    # The longest TTL the template accepts has a class; rules without a tag never cut it short.
-    longest = _template()["Parameters"]["MaxTtlMs"]["MaxValue"]
+    # The longest TTL a Tuning accepts has a class; rules without a tag never cut it short.
+    from taskgate.config import Settings
+    from taskgate.tuning import BOUNDS
+
+    longest = int(BOUNDS["MaxTtlMs"][1])
     assert retention_days(longest) in RETENTION_CLASSES_DAYS
     assert all(days >= retention_days(longest) for days in untagged)
     for env in ("default", "dev", "prod"):
-        max_ttl = int(_deployed_parameters(env)["MaxTtlMs"])
-        assert retention_days(max_ttl) * 86_400_000 > max_ttl, env
+        tuned = Settings.from_env({"TASK_TABLE": "t", "TUNING": _deployed_parameters(env)["Tuning"]})
+        assert retention_days(tuned.limits.max_ttl_ms) * 86_400_000 > tuned.limits.max_ttl_ms, env
 
 
 def test_alarm_notifications_can_be_delivered() -> None:
@@ -301,35 +323,13 @@ def test_the_layer_build_takes_wheels_for_every_glibc_lambda_has() -> None:
 
 def _conditions(params: dict[str, str]) -> dict[str, bool]:
     """The template's Conditions, evaluated for these parameter values."""
-    conditions = _template()["Conditions"]
-    done: dict[str, bool] = {}
+    from tests.cfn_eval import Evaluator
 
-    def value(node: Any) -> Any:
-        if isinstance(node, dict) and "Ref" in node:
-            return params[node["Ref"]]
-        return node
+    evaluator = Evaluator(_template(), params)
+    return {name: evaluator.condition(name) for name in _template()["Conditions"]}
 
-    def evaluate(node: Any) -> bool:
-        ((fn, args),) = node.items()
-        if fn == "Fn::Equals":
-            left, right = (value(a) for a in args)
-            return bool(str(left) == str(right))
-        if fn == "Fn::And":
-            return all(evaluate(a) for a in args)
-        if fn == "Fn::Or":
-            return any(evaluate(a) for a in args)
-        if fn == "Fn::Not":
-            return not evaluate(args[0])
-        if fn == "Condition":
-            return named(args)
-        raise AssertionError(f"cannot evaluate {fn}")
 
-    def named(name: str) -> bool:
-        if name not in done:
-            done[name] = evaluate(conditions[name])
-        return done[name]
-
-    return {name: named(name) for name in conditions}
+SIGN_IN = ("SignInPeople", "SignInAgents", "SignInIam")
 
 
 def test_production_authenticates_and_creates_its_own_sign_in() -> None:
@@ -337,10 +337,11 @@ def test_production_authenticates_and_creates_its_own_sign_in() -> None:
     default and `sam deploy --config-env prod` sign callers in, with a user pool, an app
     client for MCP clients and a hosted sign-in domain when no issuer is given."""
     parameters = _template()["Parameters"]
-    assert parameters["AuthMode"]["Default"] != "NONE"
+    assert all(parameters[name]["Default"] == "true" for name in SIGN_IN)
     for env in ("default", "prod"):
         deployed = _deployed_parameters(env)
-        assert deployed["AuthMode"] == "USER,CLIENT,IAM", env
+        assert all(deployed[name] == "true" for name in SIGN_IN), env
+        assert deployed["AuthMode"] == "" and deployed["OAuthCallbackUrls"] == "", env
     prod = _conditions(_deployed_parameters("prod"))
     assert prod["HasUser"] and prod["HasClient"] and prod["CreateUserPool"]
     resources = _template()["Resources"]
@@ -360,8 +361,18 @@ def test_production_authenticates_and_creates_its_own_sign_in() -> None:
     # The one client the stack signs people in with: public (PKCE), its callback the stack's own.
     sign_in = clients.pop("McpClient")
     assert sign_in["GenerateSecret"] is False and sign_in["AllowedOAuthFlows"] == ["code"]
-    assert sign_in["AllowedOAuthScopes"] == ["openid", "email"]
-    (callback,) = sign_in["CallbackURLs"]
+    # Only a stack from before SignInPeople keeps its hosts' own redirect URIs and scope here.
+    assert sign_in["AllowedOAuthScopes"]["Fn::If"][0] == "PoolSignInKept"
+    assert sign_in["AllowedOAuthScopes"]["Fn::If"][2] == ["openid", "email"]
+    assert not prod["PoolSignInKept"]
+    callback, kept = sign_in["CallbackURLs"]["Fn::Split"][1]["Fn::Join"][1]
+    assert kept == {
+        "Fn::If": [
+            "PoolSignInKept",
+            {"Fn::Join": [",", {"Ref": "OAuthCallbackUrls"}]},
+            {"Ref": "AWS::NoValue"},
+        ]
+    }
     assert callback["Fn::Sub"][0] == "${Origin}/oauth/callback"
     assert callback["Fn::Sub"][1]["Origin"]["Fn::If"][:2] == ["HasPublicUrl", {"Ref": "PublicUrl"}]
     # Agents: client credentials with the resource server's scope.
@@ -413,17 +424,17 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     from taskgate.config import Settings
 
     sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
-    assert sign_in <= {f.upper() for f in Settings.model_fields}
+    assert sign_in <= {f.upper() for f in Settings.variables()}
     # Tuning knobs (token lifetimes, registration rates) keep their defaults; the rest is set.
-    assert sign_in == {f.upper() for f in Settings.model_fields if f.startswith(("auth_", "oauth_"))} - {
+    assert sign_in == {f.upper() for f in Settings.variables() if f.startswith(("auth_", "oauth_"))} - {
         "OAUTH_RESOURCE",
         "OAUTH_ACCESS_TOKEN_TTL_SECONDS",
         "OAUTH_REFRESH_TOKEN_TTL_DAYS",
         "OAUTH_REGISTRATIONS_PER_HOUR",
         "OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR",
         "OAUTH_UPSTREAM_SCOPES",
-        # Key clients for private_key_jwt: an application-only value, for the Tuning string
-        # (issue 29); empty by default (no key client).
+        # Key clients for private_key_jwt: an application-only value, the Tuning key
+        # OAuthClientKeys; empty by default (no key client).
         "OAUTH_CLIENT_KEYS",
     }
     assert env["PUBLIC_URL"]["Fn::If"][:2] == ["HasPublicUrl", {"Ref": "PublicUrl"}]
@@ -437,25 +448,39 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     assert "JwtClientIds" in json.dumps(env["OAUTH_CLIENT_IDS"]) and "JwtClientIds" not in json.dumps(
         env["OAUTH_AUDIENCES"]
     )
-    grants = json.dumps(resources["ApiFunction"]["Properties"]["Policies"])
+    grants = json.dumps(resources["ServeMcpPolicy"]["Properties"]["PolicyDocument"])
+    assert {"Ref": "ServeMcpPolicy"} in resources["ApiFunction"]["Properties"]["Policies"]
     assert '"Ref": "SignInKeySecret"' in grants and '"Ref": "JwtSignInClientSecretArn"' in grants
 
 
-def test_the_template_reads_auth_mode_as_the_function_does() -> None:
-    """Every AuthMode the template allows means the same set of callers to its conditions
-    (which resources and routes exist) as to Settings (what the function accepts)."""
-    from taskgate.config import Settings
+def test_the_template_reads_sign_in_as_the_function_does() -> None:
+    """Every combination of the three sign-in switches means the same set of callers to the
+    template's conditions (which resources and routes exist) as to Settings (what the function
+    accepts, from the AUTH_MODE the template passes it)."""
+    import itertools
 
-    allowed = _template()["Parameters"]["AuthMode"]["AllowedValues"]
+    from taskgate.config import Settings
+    from tests.cfn_eval import Evaluator
+
     base = {"TASK_TABLE": "t", "PUBLIC_URL": "https://x.example", "OAUTH_ISSUER": "https://i.example"}
-    for mode in allowed:
-        conditions = _conditions({**_deployed_parameters("default"), "AuthMode": mode, "JwtIssuer": ""})
-        members = Settings.from_env({**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}).auth_mode
-        assert conditions["HasUser"] == ("USER" in members), mode
-        assert conditions["HasClient"] == ("CLIENT" in members), mode
-        assert conditions["IamOnly"] == (members == {"IAM"}), mode
-        assert conditions["IsOpen"] == (not members), mode
-        assert conditions["CreateUserPool"] == bool(members & {"USER", "CLIENT"}), mode
+    auth_mode = _template()["Resources"]["ApiFunction"]["Properties"]["Environment"]["Variables"]["AUTH_MODE"]
+    for values in itertools.product(["true", "false"], repeat=3):
+        params = {
+            **_deployed_parameters("default"),
+            **dict(zip(SIGN_IN, values, strict=True)),
+            "JwtIssuer": "",
+        }
+        conditions = _conditions(params)
+        mode = Evaluator(_template(), params).value(auth_mode)
+        members = Settings.from_env(
+            {**base, "AUTH_MODE": mode, "OAUTH_UPSTREAM_CLIENT_ID": "c"}
+        ).sign_in.auth_mode
+        assert members == {m for m, on in zip(("USER", "CLIENT", "IAM"), values, strict=True) if on == "true"}
+        assert conditions["HasUser"] == ("USER" in members), values
+        assert conditions["HasClient"] == ("CLIENT" in members), values
+        assert conditions["IamOnly"] == (members == {"IAM"}), values
+        assert conditions["IsOpen"] == (not members), values
+        assert conditions["CreateUserPool"] == bool(members & {"USER", "CLIENT"}), values
 
 
 def test_the_default_stack_deploys_only_the_deployers_tools() -> None:

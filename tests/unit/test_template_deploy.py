@@ -28,11 +28,16 @@ def _resolved(parameters: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def _statements(resources: dict[str, Any], role: str) -> list[dict[str, Any]]:
-    return [
-        s
-        for policy in resources[role]["Properties"].get("Policies", [])
-        for s in policy["PolicyDocument"]["Statement"]
+    """The role's inline statements and those of the stack's managed policies it names."""
+    props = resources[role]["Properties"]
+    documents = [policy["PolicyDocument"] for policy in props.get("Policies", [])]
+    managed = set(props.get("ManagedPolicyArns", []))
+    documents += [
+        r["Properties"]["PolicyDocument"]
+        for name, r in resources.items()
+        if r["Type"] == "AWS::IAM::ManagedPolicy" and f"<{name}>" in managed
     ]
+    return [s for document in documents for s in document["Statement"]]
 
 
 def _granting(statements: list[dict[str, Any]], action: str) -> list[Any]:
@@ -71,12 +76,13 @@ def test_a_custom_domain_is_where_clients_sign_in() -> None:
     assert default["PUBLIC_URL"] == "https://<McpApi>.execute-api.us-east-1.amazonaws.com"
 
 
-def test_the_largest_sizes_the_template_accepts_fit_a_lambda_payload() -> None:
+def test_the_largest_sizes_the_tuning_accepts_fit_a_lambda_payload() -> None:
     """A body (request or response) is a string inside Lambda's JSON payload: every quote in it
     is escaped once more, so N bytes can take 2N of the 6 MB, with headers and framing."""
-    params = source()["Parameters"]
+    from taskgate.tuning import BOUNDS
+
     for name in ("MaxResultResponseBytes", "MaxBodyBytes"):
-        largest = int(params[name]["MaxValue"])
+        largest = int(BOUNDS[name][1])
         worst = 2 * largest + 64 * 1024
         assert worst <= SIX_MB, f"{name} accepts {largest}: escaped, {worst} bytes > Lambda's {SIX_MB}"
 

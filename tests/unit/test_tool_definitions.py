@@ -94,41 +94,51 @@ def test_a_bad_task_support_names_the_tool_and_the_values() -> None:
     assert "'forbidden', 'optional', 'required'" in message
 
 
-def test_an_untyped_first_parameter_says_to_use_a_model() -> None:
+def test_an_untyped_argument_says_to_annotate_it_or_use_a_model() -> None:
     def untyped(args, ctx):  # type: ignore[no-untyped-def]
         return ""
 
     message = _refusal(untyped, name="def_untyped")
-    assert "the first parameter of the function, 'args', has no type hint" in message
-    assert "def def_untyped(args: MyInput, ctx: ToolContext)" in message
+    assert "its parameter 'args' has no type hint" in message
+    assert "`args: str`" in message and "def def_untyped(args: MyInput, ctx: ToolContext)" in message
 
 
-def test_a_first_parameter_that_is_not_a_model_says_to_make_one() -> None:
+def test_arguments_that_are_not_a_model_are_plain_typed_parameters() -> None:
+    # Refused before issue 31 ("not a pydantic model"); now the plain form, as FastMCP reads it.
     def plain_dict(args: dict[str, Any], ctx: ToolContext) -> str:
         return ""
 
-    message = _refusal(plain_dict, name="def_dict")
-    assert "is a `dict[str, Any]`, not a pydantic model" in message and "class MyInput(BaseModel)" in message
+    shape = check_tool(plain_dict, "def_dict", "optional", None)
+    assert shape.input_model.model_json_schema()["properties"]["args"]["type"] == "object"
+    assert shape.calling is not None and shape.calling.parameters == (("args", "args"),)
 
 
-def test_a_tool_without_the_context_parameter_says_to_add_it() -> None:
+def test_the_context_is_optional_in_both_forms() -> None:
+    # The single-model form without ctx (refused before: "keep ctx even if unused").
     def lonely(args: In) -> str:
-        return ""
+        return f"n={args.n}"
 
-    message = _refusal(lonely, name="def_lonely")
-    assert "takes 1 positional parameter(s)" in message and "keep ctx even if unused" in message
+    run = ToolTester(
+        Tool("lonely", "", In, lonely, calling=check_tool(lonely, "lonely", "optional", None).calling)
+    )
+    assert run.call("lonely", {"n": 3}).text == "n=3"
 
 
-def test_extra_parameters_and_a_wrong_context_type_are_refused() -> None:
-    def extra(args: In, ctx: ToolContext, user: str) -> str:
-        return ""
-
-    assert "third parameter, 'user', without a default" in _refusal(extra, name="def_extra")
-
+def test_a_context_named_ctx_of_another_type_and_star_arguments_are_refused() -> None:
     def swapped(args: In, ctx: In) -> str:
         return ""
 
     assert "taskgate passes a ToolContext there" in _refusal(swapped, name="def_swapped")
+
+    def starred(*names: str) -> str:
+        return ""
+
+    assert "an MCP client calls a tool with named arguments" in _refusal(starred, name="def_starred")
+
+    def private(_secret: str, ctx: ToolContext) -> str:
+        return ""
+
+    assert "Rename it without the leading underscore" in _refusal(private, name="def_private")
 
 
 @pytest.mark.parametrize("returns", [bytes, int, datetime, set[str], None])

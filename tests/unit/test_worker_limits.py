@@ -33,8 +33,8 @@ def _world(budget: int, **fns: Any) -> World:
         world.clock,
         world.results,
         limits=world.limits,
-        max_runtime_ms=world.settings.max_task_runtime_seconds * 1000,
-        yield_margin_ms=world.settings.step_yield_margin_ms,
+        max_runtime_ms=world.root.times.max_runtime_ms,
+        yield_margin_ms=world.root.times.yield_margin_ms,
         history_budget=budget,
     )
     return world

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -24,7 +25,8 @@ from pydantic import (
     model_validator,
 )
 
-from .domain.limits import MAX_PAYLOAD_BODY_BYTES
+from .domain.limits import MAX_PAYLOAD_BODY_BYTES, Limits, WorkTimes
+from .protocol.calls.policy import CallPolicy, ListenPolicy
 
 # The template's ToolModules default too: the deployer's own package. The conformance
 # fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
@@ -69,49 +71,68 @@ class ConfigurationError(RuntimeError):
     """The environment does not describe a working deployment."""
 
 
-class Settings(BaseModel):
-    # Field names are the environment variables, lowercased.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+def _listed(value: object) -> object:
+    """A comma-separated variable as a tuple of its entries."""
+    if isinstance(value, str):
+        return tuple(m.strip() for m in value.split(",") if m.strip())
+    return value
 
-    task_table: str = Field(min_length=1)
-    # The API and the sweeper start, resume and stop executions; the worker, which the
-    # state machine invokes (a reference back would be circular), is given none.
-    state_machine_arn: str = ""
-    # Machines earlier releases of the stack ran (a replaced one is retained, and its
-    # executions finish there): rows written before execution ARNs were stored may name one.
-    previous_state_machine_arns: tuple[str, ...] = ()
-    result_bucket: str = ""
+
+Listed = Annotated[tuple[str, ...], BeforeValidator(_listed)]
+
+
+class Group(BaseModel):
+    """Settings that make one value (``value()``). A field is the environment variable its
+    ``validation_alias`` names, or its own name, upper-cased: so a field may carry the name
+    its value has (``CallPolicy.wait_seconds``) and the variable keep its own
+    (CALL_WAIT_SECONDS). Adding a setting to a group is adding its field here (and to the
+    value, where the value uses it): nothing else maps it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    @classmethod
+    def variables(cls) -> dict[str, str]:
+        """Each variable (lower-cased) and the field it sets."""
+        return {
+            field.validation_alias if isinstance(field.validation_alias, str) else name: name
+            for name, field in cls.model_fields.items()
+        }
+
+
+class LimitSettings(Group):
+    """The bounds the task lifecycle enforces (domain/limits.py ``Limits``)."""
+
     default_ttl_ms: Positive = 3_600_000
     max_ttl_ms: Positive = 86_400_000
     poll_interval_ms: Positive = 1_000
-    anonymous_owner: str = Field(default="anonymous", min_length=1)
-    tool_modules: tuple[str, ...] = tuple(DEFAULT_TOOL_MODULES.split(","))
-    # JSON files declaring tools that each start one job (tools/declared.py), as
-    # package:file.json in a tools package, after ToolModules' tools.
-    tool_declarations: tuple[str, ...] = ()
-    # Both within one Lambda payload however they are escaped (domain/limits.py).
-    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_PAYLOAD_BODY_BYTES)] = 1_048_576
-    # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
-    # the task at its pollInterval) before the client reconnects. 0: read once and
-    # end with retry = pollInterval, which costs what polling tasks/get does.
-    # At most 28: under API Gateway's 29 s, with room for the Lambda's own overhead.
-    stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
-    # How long a stream's event log outlives its last event, for clients resuming it.
-    stream_log_ttl_ms: Positive = 3_600_000
+    max_active_per_owner: NonNegative = Field(default=100, validation_alias="max_active_tasks_per_owner")
+    max_argument_bytes: Positive = 262_144
+    # Every answer one task holds, all rounds together.
+    max_input_response_bytes: Positive = 65_536
+    # The state a tool saves with ctx.checkpoint.
+    max_checkpoint_bytes: Positive = 65_536
+
+    def value(self) -> Limits:
+        return Limits(**self.model_dump())
+
+
+class CallSettings(Group):
+    """What a plain call of a long tool becomes (protocol/calls/policy.py ``CallPolicy``)."""
+
     # Plain (non-task) calls of long tools (protocol/calls/plan.py). A tool expected to
     # run longer than inline_call_max_seconds (its @tool expected_seconds) runs as a
     # hidden task, not inside the request.
-    inline_call_max_seconds: Annotated[float, Field(ge=0, le=25)] = 10.0
+    inline_max_seconds: float = Field(default=10.0, ge=0, le=25, validation_alias="inline_call_max_seconds")
     # How long a plain caller is assumed to wait for its answer (the TypeScript SDK's
     # request timeout is 60 s); past it, the call is answered with a handle the model
     # drives (status, result and cancel tools). A client may say it waits longer
     # (header Taskgate-Wait-Seconds). 0: always a handle.
-    call_wait_seconds: Annotated[float, Field(ge=0, le=86_400)] = 50.0
+    wait_seconds: float = Field(default=50.0, ge=0, le=86_400, validation_alias="call_wait_seconds")
     # Whether a long plain call may be answered with such a handle at all ("tasks as tools").
-    call_handles: bool = True
+    handles: bool = Field(default=True, validation_alias="call_handles")
     # The longest one response of a plain call's resumable stream (2025-11-25) runs before
     # the client reconnects with Last-Event-ID: well inside the front's cut.
-    call_piece_seconds: Annotated[float, Field(gt=0, le=840)] = 20.0
+    piece_seconds: float = Field(default=20.0, gt=0, le=840, validation_alias="call_piece_seconds")
     # A plain call's hidden task whose caller has not come back for this long is cancelled.
     hang_up_seconds: Annotated[float, Field(gt=0)] = 90.0
     # The front before this server: whether it passes a response on as it is written
@@ -120,19 +141,6 @@ class Settings(BaseModel):
     # the default deployment's: buffered, cut at 29 s (local is as strict as deployed).
     front_streaming: bool = False
     front_timeout_seconds: Annotated[float, Field(gt=0, le=900)] = 29.0
-    # The stack's event bus (TaskEventBus): where the consumer of the table's change stream
-    # puts a wake-up when a task ends or starts waiting for an answer (domain/wake_ups.py).
-    task_event_bus: str = ""
-    # How long one subscriptions/listen stream on the streaming endpoint lasts before it ends
-    # with its result and the client re-listens (protocol/v2026/listen.py); within the front's
-    # hold, so well before API Gateway's 15-minute cut.
-    listen_seconds: Annotated[float, Field(gt=0, le=870)] = 840.0
-    # How often a listen stream reads the tasks it watches (all in one batch) and looks at the
-    # resources: what a poll at this interval would read, at polling's price.
-    listen_interval_ms: Annotated[int, Field(ge=100, le=60_000)] = 1_000
-    # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
-    session_ttl_ms: Positive = 24 * 3_600_000
-    max_active_tasks_per_owner: NonNegative = 100
     # Plain tool calls (and streams holding on) one process runs at once; past it,
     # 503 + Retry-After. Under the server's 40 worker threads, so other requests always
     # find one. A Lambda instance serves one request at a time: only the local server
@@ -147,15 +155,30 @@ class Settings(BaseModel):
     # Past it, a held call is handed over at once as a task handle and a listen is refused
     # before its stream opens. The anonymous owner (sign-in off) is not capped.
     max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
-    max_argument_bytes: Positive = 262_144
-    # Every answer one task holds, all rounds together.
-    max_input_response_bytes: Positive = 65_536
-    # The state a tool saves with ctx.checkpoint.
-    max_checkpoint_bytes: Positive = 65_536
-    max_inline_result_bytes: Positive = 262_144
-    # A task result larger than this is delivered as resource_links to its parts (a Lambda
-    # response is at most 6 MB); each part is read with resources/read.
-    max_result_response_bytes: Annotated[int, Field(ge=2048, le=MAX_PAYLOAD_BODY_BYTES)] = 2_097_152
+
+    def value(self) -> CallPolicy:
+        return CallPolicy(**self.model_dump())
+
+
+class ListenSettings(Group):
+    """subscriptions/listen streams on a front that streams (protocol/calls/policy.py
+    ``ListenPolicy``; protocol/v2026/listen.py)."""
+
+    # How long one stream lasts before it ends with its result and the client re-listens;
+    # within the front's hold, so well before API Gateway's 15-minute cut.
+    seconds: float = Field(default=840.0, gt=0, le=870, validation_alias="listen_seconds")
+    # How often a stream reads the tasks it watches (all in one batch) and looks at the
+    # resources: what a poll at this interval would read, at polling's price.
+    interval_ms: int = Field(default=1_000, ge=100, le=60_000, validation_alias="listen_interval_ms")
+
+    def value(self) -> ListenPolicy:
+        return ListenPolicy(seconds=self.seconds, interval_seconds=self.interval_ms / 1000)
+
+
+class JobSettings(Group):
+    """How long a task's work may run, and how the work it waits on is watched
+    (domain/limits.py ``WorkTimes``)."""
+
     max_task_runtime_seconds: NonNegative = 86_400
     stale_after_seconds: Positive = 300
     # A checkpoint with less time than this left in the invocation ends the step.
@@ -163,16 +186,19 @@ class Settings(BaseModel):
     # How often reads of a task that waits on a job may ask the job's service for its
     # status (per task, however many clients poll).
     job_status_interval_ms: Positive = 10_000
-    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS
-    allowed_origins: tuple[str, ...] = LOCAL_ORIGINS
-    # The Secrets Manager secret whose value seals a plain call's requestState (every
-    # instance must share it); unset: a key made by this process (one local server).
-    request_state_secret_arn: str = ""
-    request_state_ttl_seconds: Positive = 600
-    # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
-    # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
-    tool_environment: str = ""
-    tool_secret_arns: tuple[str, ...] = ()
+
+    def value(self) -> WorkTimes:
+        return WorkTimes(
+            max_runtime_ms=self.max_task_runtime_seconds * 1000,
+            stale_after_ms=self.stale_after_seconds * 1000,
+            yield_margin_ms=self.step_yield_margin_ms,
+            job_status_interval_ms=self.job_status_interval_ms,
+        )
+
+
+class SignInSettings(Group):
+    """Who may call, and where they reach this deployment: what ``auth/build.py`` builds
+    sign-in from (its value is this group itself)."""
 
     # Where clients reach this deployment (template Parameter PublicUrl: a custom domain; else
     # the API's own URL), without a trailing slash. The protected resource is <public_url>/mcp;
@@ -201,10 +227,10 @@ class Settings(BaseModel):
     # CLIENT: audiences accepted besides oauth_resource (aud), and, kept apart from them, the
     # clients whose tokens may carry no aud at all (client_id; Cognito access tokens). A client
     # id is never an audience: an OpenID Connect ID token's aud is its client's id.
-    oauth_audiences: tuple[str, ...] = ()
-    oauth_client_ids: tuple[str, ...] = ()
+    oauth_audiences: Listed = ()
+    oauth_client_ids: Listed = ()
     # Scopes every request needs (and the metadata's scopes_supported).
-    oauth_scopes: tuple[str, ...] = ("taskgate/tasks",)
+    oauth_scopes: Listed = ("taskgate/tasks",)
     # The issuer's JWKS; discovered from its metadata when empty.
     oauth_jwks_uri: str = ""
     # Cognito: "access" (its access tokens say token_use: access).
@@ -214,7 +240,7 @@ class Settings(BaseModel):
     # secret), the scopes asked for, and the issuer's endpoints (discovered when empty).
     oauth_upstream_client_id: str = ""
     oauth_upstream_client_secret_arn: str = ""
-    oauth_upstream_scopes: tuple[str, ...] = ("openid", "email")
+    oauth_upstream_scopes: Listed = ("openid", "email")
     oauth_authorization_endpoint: str = ""
     oauth_token_endpoint: str = ""
     # USER: the Secrets Manager secret whose versions (AWSCURRENT, AWSPREVIOUS) sign this
@@ -229,37 +255,6 @@ class Settings(BaseModel):
     # USER and CLIENT: machine clients that authenticate with private_key_jwt (auth/machines.py),
     # each with where its public keys are: client_id=<https JWKS URL or a JWKS file>, comma-separated.
     oauth_client_keys: str = ""
-
-    @field_validator(
-        "tool_modules",
-        "tool_declarations",
-        "allowed_hosts",
-        "allowed_origins",
-        "oauth_audiences",
-        "oauth_client_ids",
-        "oauth_scopes",
-        "tool_secret_arns",
-        "previous_state_machine_arns",
-        "oauth_upstream_scopes",
-        mode="before",
-    )
-    @classmethod
-    def _split_modules(cls, value: object) -> object:
-        if isinstance(value, str):
-            return tuple(m.strip() for m in value.split(",") if m.strip())
-        return value
-
-    @field_validator("tool_environment")
-    @classmethod
-    def _tool_environment_is_pairs(cls, value: str) -> str:
-        if not value:
-            return value
-        parse_tool_environment(value, frozenset(name.upper() for name in cls.model_fields))
-        return value
-
-    @property
-    def tool_environment_pairs(self) -> dict[str, str]:
-        return parse_tool_environment(self.tool_environment)
 
     @field_validator("oauth_client_keys")
     @classmethod
@@ -294,47 +289,8 @@ class Settings(BaseModel):
             raise ValueError("must be an http(s) URL without a query or fragment")
         return value
 
-    @property
-    def served_hosts(self) -> tuple[str, ...]:
-        """The Host names served: ALLOWED_HOSTS, the public URL's and this server's own
-        resource's (the streaming endpoint's host, on the function that serves it)."""
-        own = (urlsplit(url).netloc for url in (self.public_url, self.resource_url) if url)
-        return tuple(dict.fromkeys((*self.allowed_hosts, *own)))
-
-    @field_validator("allowed_hosts", "allowed_origins")
-    @classmethod
-    def _entries_parse(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
-        # An entry the request parser cannot read would never match: say so at start instead.
-        from .protocol.wire.transport_security import valid_host_entry, valid_origin_entry
-
-        valid = valid_host_entry if info.field_name == "allowed_hosts" else valid_origin_entry
-        what = "host[:port]" if info.field_name == "allowed_hosts" else "scheme://host[:port]"
-        bad = [entry for entry in value if not valid(entry)]
-        if bad:
-            raise ValueError(f"not a {what} or '*': {', '.join(bad)}")
-        return value
-
     @model_validator(mode="after")
-    def _plain_calls_fit_their_front(self) -> Settings:
-        # Each piece of a plain call's stream must end before the front cuts it, and a
-        # caller counts as gone only after missing three reconnects: a slow one (a cold
-        # start) must never cancel its work.
-        room = self.front_timeout_seconds - 4
-        if self.call_piece_seconds > room:
-            raise ValueError(
-                f"CALL_PIECE_SECONDS ({self.call_piece_seconds:g}) must end before the front cuts a "
-                f"response: at most FRONT_TIMEOUT_SECONDS - 4 ({room:g})"
-            )
-        reconnect = self.call_piece_seconds + self.poll_interval_ms / 1000
-        if self.hang_up_seconds < 3 * reconnect:
-            raise ValueError(
-                f"HANG_UP_SECONDS ({self.hang_up_seconds:g}) must cover three reconnects: at least "
-                f"3 x (CALL_PIECE_SECONDS + POLL_INTERVAL_MS) = {3 * reconnect:g}"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _sign_in_is_complete(self) -> Settings:
+    def _sign_in_is_complete(self) -> SignInSettings:
         tokens = self.auth_mode & {"USER", "CLIENT"}
         if not tokens:
             return self
@@ -396,9 +352,163 @@ class Settings(BaseModel):
         parts = urlsplit(self.resource_url)
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
+    def value(self) -> SignInSettings:
+        return self
+
+
+class Settings(BaseModel):
+    """Every setting, read once from the environment: the fields below, and five groups that
+    each make the value their part of taskgate runs with (``limits``, ``calls``, ``listen``,
+    ``jobs``, ``sign_in``). A variable is named by its field (or its ``validation_alias``), upper-cased,
+    whichever group holds it; ``Settings(poll_interval_ms=500)`` sets a grouped field too."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    task_table: str = Field(min_length=1)
+    # The API and the sweeper start, resume and stop executions; the worker, which the
+    # state machine invokes (a reference back would be circular), is given none.
+    state_machine_arn: str = ""
+    # Machines earlier releases of the stack ran (a replaced one is retained, and its
+    # executions finish there): rows written before execution ARNs were stored may name one.
+    previous_state_machine_arns: Listed = ()
+    result_bucket: str = ""
+    anonymous_owner: str = Field(default="anonymous", min_length=1)
+    tool_modules: Listed = tuple(DEFAULT_TOOL_MODULES.split(","))
+    # JSON files declaring tools that each start one job (tools/declared.py), as
+    # package:file.json in a tools package, after ToolModules' tools.
+    tool_declarations: Listed = ()
+    # Both within one Lambda payload however they are escaped (domain/limits.py).
+    max_body_bytes: Annotated[int, Field(gt=0, le=MAX_PAYLOAD_BODY_BYTES)] = 1_048_576
+    # How long a waiting 2025 tasks/result stream may hold its API Lambda (reading
+    # the task at its pollInterval) before the client reconnects. 0: read once and
+    # end with retry = pollInterval, which costs what polling tasks/get does.
+    # At most 28: under API Gateway's 29 s, with room for the Lambda's own overhead.
+    stream_max_seconds: Annotated[float, Field(ge=0, le=28)] = 0.0
+    # How long a stream's event log outlives its last event, for clients resuming it.
+    stream_log_ttl_ms: Positive = 3_600_000
+    # How long a 2025-11-25 session (Mcp-Session-Id) stays valid.
+    session_ttl_ms: Positive = 24 * 3_600_000
+    max_inline_result_bytes: Positive = 262_144
+    # A task result larger than this is delivered as resource_links to its parts (a Lambda
+    # response is at most 6 MB); each part is read with resources/read.
+    max_result_response_bytes: Annotated[int, Field(ge=2048, le=MAX_PAYLOAD_BODY_BYTES)] = 2_097_152
+    allowed_hosts: Listed = LOCAL_HOSTS
+    allowed_origins: Listed = LOCAL_ORIGINS
+    # The Secrets Manager secret whose value seals a plain call's requestState (every
+    # instance must share it); unset: a key made by this process (one local server).
+    request_state_secret_arn: str = ""
+    request_state_ttl_seconds: Positive = 600
+    # Your tools' NAME=value pairs (ToolEnvironment), set before the tool modules are imported,
+    # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
+    tool_environment: str = ""
+    tool_secret_arns: Listed = ()
+    # The stack's event bus (TaskEventBus): where the consumer of the table's change stream
+    # puts a wake-up when a task ends or starts waiting for an answer (domain/wake_ups.py).
+    task_event_bus: str = ""
+
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    calls: CallSettings = Field(default_factory=CallSettings)
+    listen: ListenSettings = Field(default_factory=ListenSettings)
+    jobs: JobSettings = Field(default_factory=JobSettings)
+    sign_in: SignInSettings = Field(default_factory=SignInSettings)
+
+    @classmethod
+    def groups(cls) -> dict[str, type[Group]]:
+        """The groups, by the field that holds each."""
+        return {
+            name: field.annotation
+            for name, field in cls.model_fields.items()
+            if isinstance(field.annotation, type) and issubclass(field.annotation, Group)
+        }
+
+    @classmethod
+    def variables(cls) -> dict[str, str | None]:
+        """Every environment variable (lower-cased) and the group that holds it (None: a field
+        of Settings itself)."""
+        found: dict[str, str | None] = {name: None for name in cls.model_fields if name not in cls.groups()}
+        for group, model in cls.groups().items():
+            found.update(dict.fromkeys(model.variables(), group))
+        return found
+
+    @model_validator(mode="before")
+    @classmethod
+    def _into_groups(cls, data: object) -> object:
+        # Flat names (the environment's, a test's Settings(poll_interval_ms=500)) go to their group.
+        if not isinstance(data, Mapping):
+            return data
+        values = dict(data)
+        for name, group in cls.variables().items():
+            if group is not None and name in values:
+                inner = values.get(group)
+                grouped = dict(inner) if isinstance(inner, Mapping) else {}
+                grouped[name] = values.pop(name)
+                values[group] = grouped
+        return values
+
+    @field_validator("tool_environment")
+    @classmethod
+    def _tool_environment_is_pairs(cls, value: str) -> str:
+        if not value:
+            return value
+        parse_tool_environment(value, frozenset(name.upper() for name in cls.variables()))
+        return value
+
+    @property
+    def tool_environment_pairs(self) -> dict[str, str]:
+        return parse_tool_environment(self.tool_environment)
+
+    @property
+    def served_hosts(self) -> tuple[str, ...]:
+        """The Host names served: ALLOWED_HOSTS, the public URL's and this server's own
+        resource's (the streaming endpoint's host, on the function that serves it)."""
+        urls = (self.sign_in.public_url, self.sign_in.resource_url)
+        own = (urlsplit(url).netloc for url in urls if url)
+        return tuple(dict.fromkeys((*self.allowed_hosts, *own)))
+
+    @field_validator("allowed_hosts", "allowed_origins")
+    @classmethod
+    def _entries_parse(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # An entry the request parser cannot read would never match: say so at start instead.
+        from .protocol.wire.transport_security import valid_host_entry, valid_origin_entry
+
+        valid = valid_host_entry if info.field_name == "allowed_hosts" else valid_origin_entry
+        what = "host[:port]" if info.field_name == "allowed_hosts" else "scheme://host[:port]"
+        bad = [entry for entry in value if not valid(entry)]
+        if bad:
+            raise ValueError(f"not a {what} or '*': {', '.join(bad)}")
+        return value
+
+    @model_validator(mode="after")
+    def _plain_calls_fit_their_front(self) -> Settings:
+        # Each piece of a plain call's stream must end before the front cuts it, and a
+        # caller counts as gone only after missing three reconnects: a slow one (a cold
+        # start) must never cancel its work.
+        calls = self.calls
+        room = calls.front_timeout_seconds - 4
+        if calls.piece_seconds > room:
+            raise ValueError(
+                f"CALL_PIECE_SECONDS ({calls.piece_seconds:g}) must end before the front cuts a "
+                f"response: at most FRONT_TIMEOUT_SECONDS - 4 ({room:g})"
+            )
+        reconnect = calls.piece_seconds + self.limits.poll_interval_ms / 1000
+        if calls.hang_up_seconds < 3 * reconnect:
+            raise ValueError(
+                f"HANG_UP_SECONDS ({calls.hang_up_seconds:g}) must cover three reconnects: at least "
+                f"3 x (CALL_PIECE_SECONDS + POLL_INTERVAL_MS) = {3 * reconnect:g}"
+            )
+        return self
+
+    def variable(self, name: str) -> object:
+        """The value of the variable ``name`` (lower-cased), whichever group holds it."""
+        group = self.variables()[name]
+        if group is None:
+            return getattr(self, name)
+        holder: Group = getattr(self, group)
+        return getattr(holder, holder.variables()[name])
+
     def require(self, *names: str) -> Settings:
         """These settings, if the named ones are set (a function that needs them calls this at init)."""
-        missing = [name.upper() for name in names if not getattr(self, name)]
+        missing = [name.upper() for name in names if not self.variable(name)]
         if missing:
             raise ConfigurationError(
                 "taskgate is misconfigured: " + "; ".join(f"{name}: Field required" for name in missing)
@@ -407,14 +517,25 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
+        from .tuning import with_tuning
+
+        # The template's Tuning string (TUNING) sets the values only the functions read.
+        env = with_tuning(os.environ if environ is None else environ)
         # An empty variable is "not set": the template passes "" for optional Parameters.
-        values = {name: env[name.upper()] for name in cls.model_fields if env.get(name.upper(), "") != ""}
+        values = {name: env[name.upper()] for name in cls.variables() if env.get(name.upper(), "") != ""}
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" if e["loc"] else e["msg"]
-                for e in exc.errors()
-            )
+            problems = "; ".join(_problem(error) for error in exc.errors())
             raise ConfigurationError(f"taskgate is misconfigured: {problems}") from None
+
+
+def _problem(error: Any) -> str:
+    """One validation error, named by its variable (a group's name is no variable)."""
+    groups = Settings.groups()
+    where = [str(part) for part in error["loc"] if part not in groups]
+    if not where:
+        return str(error["msg"])
+    holder = next((groups[str(part)] for part in error["loc"] if part in groups), None)
+    names = {field: variable for variable, field in holder.variables().items()} if holder else {}
+    return f"{'.'.join(names.get(part, part) for part in where).upper()}: {error['msg']}"

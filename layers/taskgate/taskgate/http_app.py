@@ -25,6 +25,7 @@ from .protocol.wire.headers import header_problem
 from .protocol.wire.identity import owner_from_event
 from .protocol.wire.jsonrpc import failure
 from .protocol.wire.transport_security import TransportSecurity, is_json
+from .request_body import bounded_body, too_large
 
 if TYPE_CHECKING:
     from .auth.resource import SignIn
@@ -81,29 +82,6 @@ def _response(reply: HttpReply) -> Response:
     return JSONResponse(reply.body, reply.status, headers=reply.headers)
 
 
-def too_large(max_body_bytes: int) -> str:
-    return f"Request body larger than {max_body_bytes} bytes"
-
-
-async def bounded_body(request: Request, max_body_bytes: int) -> bytes | None:
-    """The body, or None as soon as it is known to pass ``max_body_bytes``: from its
-    declared ``Content-Length`` before a byte is read, else while reading, so a huge
-    body (declared or streamed chunked) costs at most the bound in memory. The server
-    reads from the socket only as the app asks (uvicorn's flow control), so the rest
-    is never received."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_body_bytes:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_body_bytes:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def oversized_event(event: Mapping[str, Any], max_body_bytes: int) -> dict[str, Any] | None:
     """ApiFunction's check before Mangum: the 413 API Gateway gets for an event whose body
     passes ``max_body_bytes``, or None. In Lambda the body arrives whole inside the event
@@ -139,6 +117,143 @@ def _own_domain(request: Request) -> str | None:
     return domain if isinstance(domain, str) and domain else None
 
 
+class McpEndpoint:
+    """/mcp: transport security, then the MCP server (GET resumes a stream, DELETE ends a
+    session, POST carries a JSON-RPC message: its media type, size and JSON checked first)."""
+
+    def __init__(
+        self,
+        server: Callable[[], McpServer],
+        *,
+        anonymous_owner: str,
+        max_body_bytes: int,
+        inline: bool,
+        guard: TransportSecurity,
+    ) -> None:
+        self._server = server
+        self._anonymous_owner = anonymous_owner
+        self._max_body_bytes = max_body_bytes
+        self._inline = inline
+        self._guard = guard
+
+    def _owner(self, request: Request) -> str:
+        return owner_from_event(request.scope.get("aws.event"), self._anonymous_owner)
+
+    async def _run(self, fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
+        return fn(*args) if self._inline else await run_in_threadpool(fn, *args)
+
+    async def _run_watched(self, request: Request, fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
+        """``fn(*args, gone)``, where ``gone()`` turns True when the client disconnects: a
+        plain call's tool then stops at its next progress report, freeing its slot. Only
+        the local server can see that (its request body read, the next ASGI message is the
+        disconnect); in Lambda (``inline``) API Gateway holds the connection, and one
+        instance serves one request, so no other caller waits on it."""
+        if self._inline:
+            return fn(*args, None)
+        left = threading.Event()
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            left.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            return await run_in_threadpool(fn, *args, left.is_set)
+        finally:
+            watcher.cancel()
+
+    async def serve(self, request: Request) -> Response:
+        problem = header_problem(request.scope["headers"])
+        if problem is not None:
+            # Before anything reads a header: bytes that are not UTF-8, MCP headers
+            # that are not plain ASCII, or one sent twice (a proxy could read the other).
+            return JSONResponse(failure(None, problem), 400)
+        refusal = self._guard.refusal(request.headers, _own_domain(request))
+        if refusal is not None:
+            return _error(403, INVALID_REQUEST, refusal)
+        if request.method == "GET":
+            return _response(
+                await self._run(self._server().handle_get, request.headers, self._owner(request))
+            )
+        if request.method == "DELETE":
+            return _response(
+                await self._run(self._server().handle_delete, request.headers, self._owner(request))
+            )
+        if not is_json(request.headers.get("content-type")):
+            return _error(
+                415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
+            )
+        body = await bounded_body(request, self._max_body_bytes)
+        if body is None:
+            # The rest of the body is never read, so the connection cannot carry another request.
+            response = _error(413, INVALID_REQUEST, too_large(self._max_body_bytes))
+            response.headers["connection"] = "close"
+            return response
+        try:
+            message: Any = json.loads(body)
+        except (ValueError, RecursionError):
+            # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit
+            # limit; RecursionError, nesting deeper than the parser goes.
+            return _error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+        if _has_lone_surrogate(message):
+            # Valid JSON, but not Unicode: nothing downstream (DynamoDB, our own JSON
+            # replies) can store or echo an unpaired surrogate, so refuse it up front.
+            return _error(
+                400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate"
+            )
+        server = self._server()
+        return _response(
+            await self._run_watched(request, server.handle, message, request.headers, self._owner(request))
+        )
+
+
+class CallbackEndpoint:
+    """POST /callbacks/{taskId}: where an outside system ends the job a tool handed off to it
+    (domain/callbacks.py); open in every AuthMode, the URL's secret being the capability."""
+
+    def __init__(
+        self,
+        callbacks: Callable[[], CallbackService],
+        *,
+        max_body_bytes: int,
+        inline: bool,
+        guard: TransportSecurity,
+    ) -> None:
+        self._callbacks = callbacks
+        self._max_body_bytes = max_body_bytes
+        self._inline = inline
+        self._guard = guard
+
+    async def serve(self, request: Request) -> Response:
+        refusal = self._guard.refusal(request.headers, _own_domain(request))
+        if refusal is not None:
+            return JSONResponse({"error": refusal}, 403)
+        secret = request.query_params.get("secret", "") or _bearer(request.headers.get("authorization", ""))
+        body = await bounded_body(request, self._max_body_bytes)
+        if body is None:
+            response = JSONResponse({"error": too_large(self._max_body_bytes)}, 413)
+            response.headers["connection"] = "close"
+            return response
+        try:
+            message: Any = json.loads(body, parse_constant=_no_constant) if body else None
+        except (ValueError, RecursionError):
+            return JSONResponse({"error": "The body is not valid JSON."}, 400)
+        if _has_lone_surrogate(message):
+            return JSONResponse({"error": "The body contains an unpaired UTF-16 surrogate."}, 400)
+        service = self._callbacks()
+
+        def deliver() -> Any:
+            return service.deliver(request.path_params["task_id"], secret, message)
+
+        reply = deliver() if self._inline else await run_in_threadpool(deliver)
+        return JSONResponse(reply.body, reply.status)
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
 def create_app(
     server: Callable[[], McpServer],
     *,
@@ -155,110 +270,18 @@ def create_app(
     ``security``: the Host/Origin allow-lists (localhost only when not given).
     ``sign_in`` (AuthMode) serves the protected resource metadata and the authorization
     server, requires a bearer token on /mcp, and takes IAM callers on /iam/mcp (taskgate/auth).
-    ``callbacks`` serves POST /callbacks/{taskId}, where outside systems end the jobs tools
-    handed off to them (domain/callbacks.py): open in every AuthMode, the URL's secret being
-    the capability."""
+    ``callbacks`` serves POST /callbacks/{taskId} (``CallbackEndpoint``)."""
     guard = security or TransportSecurity(LOCAL_HOSTS, LOCAL_ORIGINS)
-
-    def owner(request: Request) -> str:
-        return owner_from_event(request.scope.get("aws.event"), anonymous_owner)
-
-    async def run(fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
-        return fn(*args) if inline else await run_in_threadpool(fn, *args)
-
-    async def run_watched(request: Request, fn: Callable[..., HttpReply], *args: Any) -> HttpReply:
-        """``fn(*args, gone)``, where ``gone()`` turns True when the client disconnects: a
-        plain call's tool then stops at its next progress report, freeing its slot. Only
-        the local server can see that (its request body read, the next ASGI message is the
-        disconnect); in Lambda (``inline``) API Gateway holds the connection, and one
-        instance serves one request, so no other caller waits on it."""
-        if inline:
-            return fn(*args, None)
-        left = threading.Event()
-
-        async def watch() -> None:
-            while (await request.receive())["type"] != "http.disconnect":
-                pass
-            left.set()
-
-        watcher = asyncio.ensure_future(watch())
-        try:
-            return await run_in_threadpool(fn, *args, left.is_set)
-        finally:
-            watcher.cancel()
-
-    async def mcp(request: Request) -> Response:
-        problem = header_problem(request.scope["headers"])
-        if problem is not None:
-            # Before anything reads a header: bytes that are not UTF-8, MCP headers
-            # that are not plain ASCII, or one sent twice (a proxy could read the other).
-            return JSONResponse(failure(None, problem), 400)
-        refusal = guard.refusal(request.headers, _own_domain(request))
-        if refusal is not None:
-            return _error(403, INVALID_REQUEST, refusal)
-        if request.method == "GET":
-            return _response(await run(server().handle_get, request.headers, owner(request)))
-        if request.method == "DELETE":
-            return _response(await run(server().handle_delete, request.headers, owner(request)))
-        if not is_json(request.headers.get("content-type")):
-            return _error(
-                415, INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"
-            )
-        body = await bounded_body(request, max_body_bytes)
-        if body is None:
-            # The rest of the body is never read, so the connection cannot carry another request.
-            response = _error(413, INVALID_REQUEST, too_large(max_body_bytes))
-            response.headers["connection"] = "close"
-            return response
-        try:
-            message: Any = json.loads(body)
-        except (ValueError, RecursionError):
-            # ValueError covers bad JSON, bad UTF-8 and integers past Python's digit
-            # limit; RecursionError, nesting deeper than the parser goes.
-            return _error(400, PARSE_ERROR, "Parse error: the body is not valid JSON")
-        if _has_lone_surrogate(message):
-            # Valid JSON, but not Unicode: nothing downstream (DynamoDB, our own JSON
-            # replies) can store or echo an unpaired surrogate, so refuse it up front.
-            return _error(
-                400, INVALID_REQUEST, "Invalid Request: the body contains an unpaired UTF-16 surrogate"
-            )
-        reply = await run_watched(request, server().handle, message, request.headers, owner(request))
-        return _response(reply)
-
-    async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
-
-    async def callback(request: Request) -> Response:
-        refusal = guard.refusal(request.headers, _own_domain(request))
-        if refusal is not None:
-            return JSONResponse({"error": refusal}, 403)
-        secret = request.query_params.get("secret", "") or _bearer(request.headers.get("authorization", ""))
-        body = await bounded_body(request, max_body_bytes)
-        if body is None:
-            response = JSONResponse({"error": too_large(max_body_bytes)}, 413)
-            response.headers["connection"] = "close"
-            return response
-        try:
-            message: Any = json.loads(body, parse_constant=_no_constant) if body else None
-        except (ValueError, RecursionError):
-            return JSONResponse({"error": "The body is not valid JSON."}, 400)
-        if _has_lone_surrogate(message):
-            return JSONResponse({"error": "The body contains an unpaired UTF-16 surrogate."}, 400)
-        assert callbacks is not None
-        service = callbacks()
-
-        def deliver() -> Any:
-            return service.deliver(request.path_params["task_id"], secret, message)
-
-        reply = deliver() if inline else await run_in_threadpool(deliver)
-        return JSONResponse(reply.body, reply.status)
-
+    mcp = McpEndpoint(
+        server, anonymous_owner=anonymous_owner, max_body_bytes=max_body_bytes, inline=inline, guard=guard
+    ).serve
     routes = [
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/health", health, methods=["GET"]),
     ]
     if callbacks is not None:
-        routes.append(Route("/callbacks/{task_id}", callback, methods=["POST"]))
+        endpoint = CallbackEndpoint(callbacks, max_body_bytes=max_body_bytes, inline=inline, guard=guard)
+        routes.append(Route("/callbacks/{task_id}", endpoint.serve, methods=["POST"]))
     if sign_in is None:
         app: ASGIApp = Starlette(routes=routes)
     else:

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
 from .config import ConfigurationError, Settings
-from .domain.limits import Limits
+from .domain.limits import Limits, WorkTimes
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
 from .domain.service import TaskService
 from .jobs.vocabulary import Jobs
-from .lazy import Lazy, once
+from .lazy import once
 from .protocol.calls.flow import ToolCallFlow
 from .protocol.calls.policy import CallPolicy
 from .protocol.calls.services import AuditHook
@@ -37,7 +37,7 @@ from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.v2026 import Era2026
 from .protocol.v2026.held import HeldCalls
-from .protocol.v2026.listen import ListenPolicy, Listens
+from .protocol.v2026.listen import Listens
 from .protocol.wire.request_state import RequestStates
 from .protocol.wire.transport_security import TransportSecurity
 from .tools.registry import ToolRegistry, registry
@@ -94,19 +94,6 @@ def apply_tool_environment(pairs: Mapping[str, str], environ: MutableMapping[str
         env.setdefault(name, value)
 
 
-def limits(settings: Settings) -> Limits:
-    """The bounds the task lifecycle enforces, as configured."""
-    return Limits(
-        default_ttl_ms=settings.default_ttl_ms,
-        max_ttl_ms=settings.max_ttl_ms,
-        poll_interval_ms=settings.poll_interval_ms,
-        max_active_per_owner=settings.max_active_tasks_per_owner,
-        max_argument_bytes=settings.max_argument_bytes,
-        max_input_response_bytes=settings.max_input_response_bytes,
-        max_checkpoint_bytes=settings.max_checkpoint_bytes,
-    )
-
-
 class Taskgate:
     """The server (``server``, ``app()``), the worker's step (``worker``), the sweeper
     (``sweeper``) and the services under them. ``tools``: a registry to serve instead of
@@ -148,7 +135,7 @@ class Taskgate:
             self.limits,
             self.results,
             self.jobs,
-            job_status_interval_ms=self.settings.job_status_interval_ms,
+            job_status_interval_ms=self.times.job_status_interval_ms,
         )
 
     @once
@@ -185,6 +172,8 @@ class Taskgate:
 
     @once
     def request_states(self) -> RequestStates:
+        from .protocol.wire.request_state import RotatingKeys
+
         def ring() -> KeyRing:
             # cryptography, and the secret, only for the first plain call that asks.
             from .protocol.wire.sealing import KeyRing
@@ -192,65 +181,14 @@ class Taskgate:
             return KeyRing(self.ports.request_state_keys())
 
         return RequestStates(
-            Lazy(ring), ttl_ms=self.settings.request_state_ttl_seconds * 1000, clock=self.ports.clock
+            RotatingKeys(ring, self.ports.clock),
+            ttl_ms=self.settings.request_state_ttl_seconds * 1000,
+            clock=self.ports.clock,
         )
 
     @once
     def policy(self) -> CallPolicy:
-        s = self.settings
-        return CallPolicy(
-            inline_max_seconds=s.inline_call_max_seconds,
-            wait_seconds=s.call_wait_seconds,
-            handles=s.call_handles,
-            piece_seconds=s.call_piece_seconds,
-            hang_up_seconds=s.hang_up_seconds,
-            front_streaming=s.front_streaming,
-            front_timeout_seconds=s.front_timeout_seconds,
-        )
-
-    @once
-    def holds(self) -> Holds:
-        """Each owner's places for requests held open for their whole length (held calls,
-        listen streams: domain/holds.py), one count for every kind."""
-        from .domain.holds import Holds
-
-        return Holds(
-            self.sessions,
-            places=self.settings.max_held_calls_per_owner,
-            # As long as the task is kept for its held call: renewed at the same pace.
-            lease_ms=self.policy.hang_up_ms,
-            clock=self.ports.clock,
-            unlimited=frozenset([self.settings.anonymous_owner]),
-        )
-
-    @once
-    def listens(self) -> Listens:
-        s = self.settings
-
-        def catalog(call: Any, uris: list[str], lists: bool) -> Any:
-            # The catalogue's modules (and the tools') with the first listen that asks for resources.
-            from .codes import INVALID_PARAMS
-            from .protocol.catalog.resources import ResourceMethods
-            from .protocol.catalog.watch import ResourceWatch
-
-            return ResourceWatch(
-                ResourceMethods(self, not_found_code=INVALID_PARAMS, hints=True), call, uris, lists
-            )
-
-        policy = ListenPolicy(
-            streams=self.policy.front.streams,
-            seconds=min(s.listen_seconds, self.policy.hold_seconds) if self.policy.front.streams else 0.0,
-            interval_seconds=s.listen_interval_ms / 1000,
-        )
-        return Listens(
-            self.tasks,
-            self.holds,
-            policy,
-            catalog,
-            sleep=self.ports.sleep,
-            monotonic=self.ports.monotonic,
-            audit=self.audit,
-        )
+        return self.settings.calls.value()
 
     @once
     def tool_calls(self) -> ToolCallFlow:
@@ -266,9 +204,13 @@ class Taskgate:
 
     @once
     def inline(self) -> InlineSlots:
-        s = self.settings
+        policy = self.policy
         # With sign-in off every caller is the anonymous owner: no one to share with.
-        return InlineSlots(s.max_inline_calls, s.max_inline_calls_per_owner, unshared=[s.anonymous_owner])
+        return InlineSlots(
+            policy.max_inline_calls,
+            policy.max_inline_calls_per_owner,
+            unshared=[self.settings.anonymous_owner],
+        )
 
     # -- the domain --------------------------------------------------------------------
 
@@ -297,7 +239,11 @@ class Taskgate:
 
     @once
     def limits(self) -> Limits:
-        return limits(self.settings)
+        return self.settings.limits.value()
+
+    @once
+    def times(self) -> WorkTimes:
+        return self.settings.jobs.value()
 
     @once
     def results(self) -> ResultStore:
@@ -317,9 +263,9 @@ class Taskgate:
             self.ports.clock,
             self.results,
             limits=self.limits,
-            max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
-            yield_margin_ms=self.settings.step_yield_margin_ms,
-            callback_base_url=self.settings.public_url,
+            max_runtime_ms=self.times.max_runtime_ms,
+            yield_margin_ms=self.times.yield_margin_ms,
+            callback_base_url=self.settings.sign_in.public_url,
         )
 
     @once
@@ -339,8 +285,8 @@ class Taskgate:
             self.store,
             self.workflow,
             self.ports.clock,
-            stale_after_ms=self.settings.stale_after_seconds * 1000,
-            max_runtime_ms=self.settings.max_task_runtime_seconds * 1000,
+            stale_after_ms=self.times.stale_after_ms,
+            max_runtime_ms=self.times.max_runtime_ms,
             jobs=self.jobs,
         )
 
@@ -366,6 +312,45 @@ class Taskgate:
         return Era2026(self, catalog, held, self.tool_calls, self.listens)
 
     @once
+    def holds(self) -> Holds:
+        """Each owner's places for requests held open for their whole length (held calls,
+        listen streams: domain/holds.py), one count for every kind."""
+        from .domain.holds import Holds
+
+        return Holds(
+            self.sessions,
+            places=self.policy.max_held_calls_per_owner,
+            # As long as the task is kept for its held call: renewed at the same pace.
+            lease_ms=self.policy.hang_up_ms,
+            clock=self.ports.clock,
+            unlimited=frozenset([self.settings.anonymous_owner]),
+        )
+
+    @once
+    def listens(self) -> Listens:
+        """subscriptions/listen (protocol/v2026/listen.py), behind the front calls are."""
+
+        def catalog(call: Any, uris: list[str], lists: bool) -> Any:
+            # The catalogue's modules (and the tools') with the first listen that asks for resources.
+            from .codes import INVALID_PARAMS
+            from .protocol.catalog.resources import ResourceMethods
+            from .protocol.catalog.watch import ResourceWatch
+
+            methods = ResourceMethods(self, not_found_code=INVALID_PARAMS, hints=True)
+            return ResourceWatch(methods, call, uris, lists)
+
+        return Listens(
+            self.tasks,
+            self.holds,
+            self.settings.listen.value(),
+            self.policy.front,
+            catalog,
+            sleep=self.ports.sleep,
+            monotonic=self.ports.monotonic,
+            audit=self.audit,
+        )
+
+    @once
     def era2025(self) -> Era:
         # Built by the first request that speaks it: a 2026-07-28 client never does.
         from .protocol.calls.handle_tools import handed
@@ -379,7 +364,7 @@ class Taskgate:
             slots=self.inline,
             budget_seconds=self.settings.stream_max_seconds,
             log_retention_ms=self.settings.stream_log_ttl_ms,
-            call_piece_seconds=self.settings.call_piece_seconds,
+            call_piece_seconds=self.policy.piece_seconds,
             hand_over=lambda record: handed(record, None),
             sleep=self.ports.sleep,
             monotonic=self.ports.monotonic,
@@ -408,7 +393,7 @@ class Taskgate:
         """AuthMode's callers (taskgate/auth), or None when every caller is anonymous. Only
         the metadata, the routes and the middleware exist at a cold start: joserfc, Authlib and
         the clients they need come with the first request that uses them."""
-        if not self.settings.auth_mode:
+        if not self.settings.sign_in.auth_mode:
             return None
         from .auth.build import SignInPorts, build_sign_in
         from .auth.signing import ephemeral_source
@@ -418,7 +403,7 @@ class Taskgate:
 
         # Without sign-in ports (IAM alone, or CLIENT: nothing is stored) a key of this process's own.
         ports = self.ports.sign_in() if self.ports.sign_in else SignInPorts(no_store, ephemeral_source())
-        return build_sign_in(self.settings, ports)
+        return build_sign_in(self.settings.sign_in, ports)
 
     def app(self, *, inline: bool = False) -> ASGIApp:
         """The Starlette app serving /mcp (``create_app``): ``inline=True`` in Lambda (one

@@ -46,9 +46,9 @@ def aws_ports(settings: Settings) -> Ports:
         return EventBridgePublisher(lambda: aws_clients.client("events"), settings.task_event_bus)
 
     def request_state_keys() -> Sequence[bytes]:
-        """The stack's secret, read once (by the first plain call that needs it); without
-        one configured, a key of this process's own (right for one local server, wrong for
-        many instances)."""
+        """The stack's secret, its current value (which seals) and its previous one (which
+        still opens: a rotation breaks no call in flight); without one configured, a key of
+        this process's own (right for one local server, wrong for many instances)."""
         arn = settings.request_state_secret_arn
         if not arn:
             logging.getLogger(__name__).warning(
@@ -57,23 +57,40 @@ def aws_ports(settings: Settings) -> Ports:
             return ephemeral_keys()
         from .adapters.secrets import SecretsManagerSecret
 
-        return [SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).value()]
+        return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).versions()
 
     def jobs() -> Jobs:
-        from .adapters.aws_jobs import AwsJobs  # with the first read of a waiting task
+        # Each kind's adapter, with the first read of a waiting task of that kind.
+        from .adapters.aws_jobs import (
+            AwsJobs,
+            ChildExecutions,
+            SubmittedBatchJobs,
+            SubmittedEcsTasks,
+            SubmittedGlueRuns,
+        )
         from .adapters.batch_jobs import BatchJobs
         from .adapters.ecs_tasks import EcsTasks
         from .adapters.glue_jobs import GlueJobs
         from .adapters.stepfunctions_workflow import StepFunctionsJobs
+        from .jobs.vocabulary import JobKind
 
         machine = settings.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        executions = StepFunctionsJobs(
+            lambda: aws_clients.client("stepfunctions"), lambda task_id: f"{machine}:{task_id}"
+        )
         return AwsJobs(
-            StepFunctionsJobs(
-                lambda: aws_clients.client("stepfunctions"), lambda task_id: f"{machine}:{task_id}"
-            ),
-            lambda: BatchJobs(lambda: aws_clients.client("batch")),
-            lambda: EcsTasks(lambda: aws_clients.client("ecs")),
-            lambda: GlueJobs(lambda: aws_clients.client("glue")),
+            {
+                JobKind.EXECUTION: lambda: ChildExecutions(executions),
+                JobKind.BATCH: lambda: SubmittedBatchJobs(
+                    executions, BatchJobs(lambda: aws_clients.client("batch"))
+                ),
+                JobKind.ECS: lambda: SubmittedEcsTasks(
+                    executions, EcsTasks(lambda: aws_clients.client("ecs"))
+                ),
+                JobKind.GLUE: lambda: SubmittedGlueRuns(
+                    executions, GlueJobs(lambda: aws_clients.client("glue"))
+                ),
+            }
         )
 
     def tool_secret(arn: str) -> bytes:
@@ -117,8 +134,8 @@ def sign_in_ports(settings: Settings) -> SignInPorts:
     def secret(arn: str) -> SecretsManagerSecret:
         return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn)
 
-    signing = settings.oauth_signing_secret_arn
-    upstream = settings.oauth_upstream_client_secret_arn
+    signing = settings.sign_in.oauth_signing_secret_arn
+    upstream = settings.sign_in.oauth_upstream_client_secret_arn
     return SignInPorts(
         store=store,
         signing_keys=secret(signing).versions if signing else ephemeral_source(),

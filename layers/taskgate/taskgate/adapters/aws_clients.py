@@ -4,8 +4,9 @@ They are botocore clients, the very objects ``boto3.client`` returns: importing
 boto3 itself also imports s3transfer and its thread pools, about 40 ms of the
 ApiFunction's cold start, for nothing the adapters use (see bench/, section 1).
 
-``AWS_ENDPOINT_URL`` (the template's ``EndpointUrl`` Parameter; empty means AWS
-itself), ``AWS_PROFILE`` and the usual variables pick the target: real AWS, or a
+``AWS_ENDPOINT_URL`` (declared empty by the template, set by ``sam local invoke
+--env-vars``; empty means AWS itself), ``AWS_PROFILE`` and the usual variables pick the
+target: real AWS, or a
 local endpoint such as ``make local-aws``'s. Switching is configuration, never code.
 
 Cold start: botocore's own loader lists every service directory in its data

@@ -1,17 +1,17 @@
-"""Builds sign-in (taskgate/auth) from Settings and its ports: what AuthMode asks for, and
-nothing before it is used. At a cold start only the metadata, the routes and the middleware
-exist; the authorization server (Authlib), the token checks (joserfc) and the AWS calls they
-need are made on the first request that needs each."""
+"""Builds sign-in (taskgate/auth) from its settings (config.SignInSettings) and its ports:
+what AuthMode asks for, and nothing before it is used. At a cold start only the metadata, the
+routes and the middleware exist; the authorization server (Authlib), the token checks (joserfc)
+and the AWS calls they need are made on the first request that needs each."""
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..config import SignInSettings
+from ..lazy import Lazy, once
 from .endpoints import Endpoints
 from .outbound import Transport, urllib_transport
 from .resource import ProtectedResource, SignIn
@@ -53,9 +53,10 @@ class SignInPorts:
 
 @dataclass
 class _Parts:
-    """Sign-in's pieces, each made once when first asked for."""
+    """Sign-in's pieces, each made once when first asked for (``@once``, as the composition
+    root's: one way anything is built on first use)."""
 
-    settings: Settings
+    settings: SignInSettings
     ports: SignInPorts
     endpoints: Endpoints = field(init=False)
 
@@ -68,7 +69,7 @@ class _Parts:
             machine_methods=self.machines.methods,
         )
 
-    @functools.cached_property
+    @once
     def machines(self) -> MachineClients:
         """The deployer's machine clients (client_credentials at the stack's authorization
         server): with USER (the server) and CLIENT (machine callers accepted) only."""
@@ -97,7 +98,7 @@ class _Parts:
             expires_at=(window + 2) * SECRET_CHECK_WINDOW_SECONDS,
         )
 
-    @functools.cached_property
+    @once
     def issuer_metadata(self) -> Throttled[dict[str, Any]]:
         from .jwks import Throttled, discover
 
@@ -106,7 +107,7 @@ class _Parts:
             lambda: discover(s.oauth_issuer, p.transport), interval=p.interval, clock=p.monotonic
         )
 
-    @functools.cached_property
+    @once
     def issuer_keys(self) -> IssuerKeys:
         from .jwks import IssuerKeys
 
@@ -120,13 +121,13 @@ class _Parts:
             clock=p.monotonic,
         )
 
-    @functools.cached_property
+    @once
     def signing_keys(self) -> SigningKeys:
         from .signing import SigningKeys
 
         return SigningKeys(self.ports.signing_keys, clock=self.ports.monotonic)
 
-    @functools.cached_property
+    @once
     def own_tokens(self) -> OwnTokens:
         from .jwt import OwnTokens
 
@@ -137,7 +138,7 @@ class _Parts:
             clock=self.ports.clock,
         )
 
-    @functools.cached_property
+    @once
     def store(self) -> SignInStore:
         return self.ports.store()
 
@@ -157,7 +158,7 @@ class _Parts:
             )
         return TokenVerifier(own=self.own_tokens if "USER" in s.auth_mode else None, upstream=upstream)
 
-    @functools.cached_property
+    @once
     def server(self) -> Server:
         from .authorization import Server
         from .cimd import GuardedFetch, MetadataDocuments
@@ -184,13 +185,13 @@ class _Parts:
             clock=p.clock,
         )
 
-    @functools.cached_property
+    @once
     def upstream(self) -> Upstream:
         from .jwt import IdTokens
         from .upstream import Upstream, UpstreamClient
 
         s, p = self.settings, self.ports
-        secret = functools.cache(p.upstream_secret)
+        secret = Lazy(p.upstream_secret)
         client = UpstreamClient(
             issuer=s.oauth_issuer,
             client_id=s.oauth_upstream_client_id,
@@ -221,7 +222,7 @@ class _Parts:
         ).routes()
 
 
-def build_sign_in(settings: Settings, ports: SignInPorts) -> SignIn | None:
+def build_sign_in(settings: SignInSettings, ports: SignInPorts) -> SignIn | None:
     """AuthMode's callers, or None when every caller is anonymous (NONE)."""
     modes = settings.auth_mode
     if not modes:

@@ -9,7 +9,7 @@
   401 with ``Bearer resource_metadata="…", scope="…"``; a bad one: 401 ``invalid_token``; one
   without the required scopes: 403 ``insufficient_scope``. A good token's claims go where API
   Gateway's JWT authorizer puts them (``requestContext.authorizer.jwt.claims`` of the
-  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/identity.py), the
+  ``aws.event``), so the owner is ``iss#sub`` exactly as before (protocol/wire/identity.py), the
   issuer being the one that signed the person in (tokens.AccessToken.owner_claims). On
   ``/iam/mcp`` (AuthMode IAM beside tokens) the caller is the IAM principal API Gateway names.
 
@@ -264,7 +264,16 @@ class BearerAuthMiddleware:
                 body = _rpc_error_body("Forbidden: /iam/mcp takes SigV4-signed requests through API Gateway")
                 await Response(body, 403, media_type="application/json")(scope, receive, send)
             return
-        if self._resource is None or path not in self._protected:
+        if self._resource is None:
+            # IAM alone: API Gateway checks SigV4 on /mcp too, and the function checks that it did,
+            # so a front whose authorization lags (a stage not yet redeployed) lets no one in.
+            if self._iam and path == MCP_PATH and not _iam_caller(scope):
+                body = _rpc_error_body("Forbidden: /mcp takes SigV4-signed requests through API Gateway")
+                await Response(body, 403, media_type="application/json")(scope, receive, send)
+                return
+            await self._app(scope, receive, send)
+            return
+        if path not in self._protected:
             await self._app(scope, receive, send)
             return
         authorization = [v for k, v in scope.get("headers", []) if k == b"authorization"]

@@ -80,7 +80,7 @@ def _answer(answer: Answer, cors: bool = False) -> Response:
 
 async def _small_body(request: Request) -> bytes | None:
     """The body, or None once it passes MAX_FORM_BYTES (read no further than that)."""
-    from ..http_app import bounded_body
+    from ..request_body import bounded_body
 
     return await bounded_body(request, MAX_FORM_BYTES)
 

@@ -55,7 +55,7 @@ class AccessToken:
     @property
     def owner_claims(self) -> dict[str, Any]:
         """What API Gateway's JWT authorizer would pass on: the claims the owner is made of
-        (protocol/identity.py reads ``iss`` and ``sub``) with the token's client and scopes."""
+        (protocol/wire/identity.py reads ``iss`` and ``sub``) with the token's client and scopes."""
         return {
             "iss": self.identity_issuer or self.issuer,
             "sub": self.subject,

@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from ..jobs.vocabulary import JobKind, JobProgress, Jobs
+from ..jobs.kinds import KINDS
+from ..jobs.vocabulary import JobProgress, Jobs
 from ..text import cut
 from ..tools.peer import at_least
 from .errors import TransitionRejected
@@ -48,7 +49,7 @@ class JobWatch:
         job = record.job
         if job is None or self._jobs is None or record.status is not TaskStatus.WORKING:
             return record
-        if job.kind is JobKind.CALLBACK:
+        if KINDS[job.kind].callback:
             return record
         now = self._clock()
         if record.job_checked_at_ms is not None and now - record.job_checked_at_ms < self._interval:

@@ -173,3 +173,17 @@ class Limits:
     def questions_room(record: TaskRecord) -> int:
         rest = row_size(record) - map_size(record.input_requests)
         return max(0, min(MAX_QUESTIONS_BYTES, MAX_ROW_BYTES - rest))
+
+
+@dataclass(frozen=True)
+class WorkTimes:
+    """How long a task's work may run, and how the work it waits on is watched."""
+
+    # A task still running this long after it started fails (0: never).
+    max_runtime_ms: int = 86_400_000
+    # A task no execution is running for this long is failed by the sweeper.
+    stale_after_ms: int = 300_000
+    # A checkpoint with less time than this left in the invocation ends the step.
+    yield_margin_ms: int = 60_000
+    # How often reads of a task that waits on a job may ask the job's service for its status.
+    job_status_interval_ms: int = 10_000

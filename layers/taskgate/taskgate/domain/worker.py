@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..codes import INTERNAL_ERROR, INVALID_PARAMS
-from ..jobs.vocabulary import CallbackSlot, JobKind, JobRequest
+from ..jobs.kinds import KINDS
+from ..jobs.vocabulary import CallbackSlot, JobRequest, JobSpec
 from ..text import cut
 from ..tools.context import (
     CheckpointTooLarge,
@@ -35,7 +36,6 @@ from ..tools.context import (
     ToolError,
 )
 from ..tools.input import ClientCapabilities
-from ..tools.jobs import JobSpec
 from ..tools.peer import Peer, at_least
 from ..tools.registry import ToolRegistry
 from . import callbacks, history
@@ -276,7 +276,7 @@ class _StoreControl:
         seconds = -(-(deadline - now) // 1000)
         slot: CallbackSlot | None = None
         url = ""
-        if spec.kind is JobKind.CALLBACK:
+        if KINDS[spec.kind].callback:
             if spec.send is None:
                 raise ToolError(
                     "A Callback needs send(url): the URL is shown once, to the system that calls it."
@@ -438,9 +438,14 @@ class Worker:
                 record, INVALID_PARAMS, f"Invalid arguments for {record.tool}: {exc.error_count()} error(s)"
             )
         except Exception:
-            # The client gets a reason, never the trace; the trace goes to our logs.
+            # The client gets a reason and the key to search the log by, never the trace;
+            # the trace goes to our logs, under the task's id.
             logger.exception("tool %s raised", record.tool, extra={"taskId": task_id})
-            return self._fail(record, INTERNAL_ERROR, "Internal error while running the tool")
+            message = f"Internal error while running the tool (the worker's log has the trace under taskId {task_id})"
+            error = {"code": INTERNAL_ERROR, "message": message, "data": {"taskId": task_id}}
+            return self._fail(
+                record, INTERNAL_ERROR, message, error, reason="Internal error while running the tool"
+            )
         if not control.flush():
             return _NOTHING  # cancelled while the tool ran: cancelled stays cancelled
         return self._complete(record, result, control.row)
@@ -471,11 +476,19 @@ class Worker:
         return self._ended(record, TaskStatus.COMPLETED, now)
 
     def _fail(
-        self, record: TaskRecord, code: int, message: str, error: dict[str, Any] | None = None
+        self,
+        record: TaskRecord,
+        code: int,
+        message: str,
+        error: dict[str, Any] | None = None,
+        *,
+        reason: str | None = None,
     ) -> StepOutcome:
+        """``reason``: what the step's audit line says (the dashboard groups failures by it),
+        when the client's ``message`` names this task."""
         if not self._ender.fail(record, message, code=code, error=error):
             return _NOTHING
-        return self._ended(record, TaskStatus.FAILED, self._clock(), message)
+        return self._ended(record, TaskStatus.FAILED, self._clock(), reason or message)
 
     @staticmethod
     def _ended(record: TaskRecord, status: TaskStatus, now_ms: int, reason: str | None = None) -> StepOutcome:

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import enum
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..text import cut
+from .kinds import KINDS
 
 # What the state machine stores when a job's output does not fit in the row.
 OUTPUT_TOO_LARGE = "Taskgate.OutputTooLarge"
@@ -30,20 +33,14 @@ MAX_REASON_BYTES = 1_024
 
 
 class JobKind(enum.StrEnum):
-    EXECUTION = "execution"  # states:startExecution.sync:2
-    BATCH = "batch"  # batch:submitJob.sync
-    ECS = "ecs"  # ecs:runTask.sync
-    GLUE = "glue"  # glue:startJobRun.sync
-    CALLBACK = "callback"  # a callback URL (.waitForTaskToken)
+    """The kinds taskgate ships (jobs/execution.py, batch.py, ecs.py, glue.py, callback.py); a
+    job's kind is any name in the registry (jobs/kinds.py)."""
 
-
-_NOUNS = {
-    JobKind.EXECUTION: "state machine",
-    JobKind.BATCH: "Batch job",
-    JobKind.ECS: "ECS task",
-    JobKind.GLUE: "Glue job",
-    JobKind.CALLBACK: "callback",
-}
+    EXECUTION = "execution"
+    BATCH = "batch"
+    ECS = "ecs"
+    GLUE = "glue"
+    CALLBACK = "callback"
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,8 @@ class PendingJob:
     """The job a task waits on, as its row keeps it (small: no request parameters)."""
 
     key: str
-    kind: JobKind
+    # Its kind's name in the registry (jobs/kinds.py).
+    kind: str
     # What it runs on: the state machine's ARN, the Batch queue, the ECS cluster, the Glue
     # job's name ("" for a callback).
     target: str
@@ -64,17 +62,18 @@ class PendingJob:
 
     @property
     def noun(self) -> str:
-        return _NOUNS[self.kind]
+        return KINDS[self.kind].noun
 
     @property
     def label(self) -> str:
         """How a person is told what the task waits on: the state machine (not the child
         execution, whose name is taskgate's), the Batch job, the ECS task definition, the
-        Glue job, the callback's key."""
-        if self.kind is JobKind.CALLBACK:
-            return f"the callback '{self.key}'"
+        Glue job, the callback's key: what its kind is told apart by."""
+        named_by = KINDS[self.kind].named_by
+        if named_by == "key":
+            return f"the {self.noun} '{self.key}'"
         what = self.name or ""
-        if self.kind in (JobKind.EXECUTION, JobKind.GLUE) or not what:
+        if named_by == "target" or not what:
             what = self.target.split(":")[6] if self.target.count(":") >= 6 else self.target
             what = what.rsplit("/", 1)[-1]
         return f"the {self.noun} {what}" if what else f"the {self.noun}"
@@ -85,7 +84,7 @@ class PendingJob:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "key": self.key,
-            "kind": self.kind.value,
+            "kind": self.kind,
             "target": self.target,
             "startedAt": self.started_at_ms,
             "deadline": self.deadline_ms,
@@ -98,12 +97,43 @@ class PendingJob:
     def from_json(cls, raw: dict[str, Any]) -> PendingJob:
         return cls(
             key=str(raw["key"]),
-            kind=JobKind(raw["kind"]),
+            kind=str(raw["kind"]),
             target=str(raw.get("target", "")),
             name=raw.get("name"),
             started_at_ms=int(raw.get("startedAt", 0)),
             deadline_ms=int(raw["deadline"]),
         )
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What ``hand_off`` asks the state machine to run (built by each kind's job class)."""
+
+    # Its kind's name in the registry (jobs/kinds.py).
+    kind: str
+    # The state machine ARN, the Batch job queue, the ECS cluster, the Glue job ("" for a callback).
+    target: str
+    params: dict[str, Any]
+    # A child execution's name: chosen here, so the execution can be found (and stopped)
+    # before it reports anything.
+    name: str | None = None
+    # At most this long (capped by the task's own time: its TTL and MaxTaskRuntimeSeconds).
+    timeout_seconds: int | None = None
+    heartbeat_seconds: int | None = None
+    # Called with the callback URL once it is stored, before the step ends.
+    send: Callable[[str], None] | None = None
+
+    def pending(self, key: str, started_at_ms: int, deadline_ms: int) -> PendingJob:
+        return PendingJob(key, self.kind, self.target, self.name, started_at_ms, deadline_ms)
+
+    def label(self, key: str) -> str:
+        return self.pending(key, 0, 0).label
+
+
+class Job(Protocol):
+    """What a tool hands off (``ctx.hand_off``): a job of some kind, as its spec."""
+
+    def spec(self, task_id: str, key: str) -> JobSpec: ...
 
 
 @dataclass(frozen=True)
@@ -120,7 +150,7 @@ class JobRequest:
     def to_json(self) -> dict[str, Any]:
         return {
             "key": self.job.key,
-            "kind": self.job.kind.value,
+            "kind": self.job.kind,
             "timeoutSeconds": self.timeout_seconds,
             "heartbeatSeconds": self.heartbeat_seconds,
             "params": self.params,
@@ -158,16 +188,18 @@ class JobOutcome:
         return self.error in TIMED_OUT
 
     @classmethod
-    def read(cls, kind: JobKind, raw: Any) -> JobOutcome:
+    def read(cls, kind: str, raw: Any) -> JobOutcome:
+        """How a job of ``kind`` ended, from what the state machine (or a callback) stored."""
         if not isinstance(raw, dict):
             return cls(ok=False, error="Taskgate.BadOutcome", reason="The job's outcome could not be read.")
+        found = KINDS[kind]
         if "Error" in raw:
-            return cls(ok=False, error=str(raw["Error"]), reason=_reason(kind, raw.get("Cause")))
+            return cls(ok=False, error=str(raw["Error"]), reason=_reason(found.reasons, raw.get("Cause")))
         output = raw.get("output")
-        if kind is JobKind.ECS:
-            failed = _failed_container(output)
-            if failed is not None:
-                return cls(ok=False, output=output, error="Ecs.ContainerFailed", reason=failed)
+        failed = found.failed_output(output) if found.failed_output is not None else None
+        if failed is not None:
+            error, reason = failed
+            return cls(ok=False, output=output, error=error, reason=reason)
         return cls(ok=True, output=output)
 
     def failure_message(self, job_label: str) -> str:
@@ -205,50 +237,25 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _lower_keys(value: Any) -> Any:
+def slug(text: str, limit: int) -> str:
+    """``text`` as a service accepts it in a name: [A-Za-z0-9_-], at most ``limit`` characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", text)[:limit]
+
+
+def lower_keys(value: Any) -> Any:
+    """``value`` with every dict key lower-cased (the services and Step Functions spell them
+    differently): what a kind's readers are given."""
     if isinstance(value, dict):
-        return {str(k).lower(): _lower_keys(v) for k, v in value.items()}
+        return {str(k).lower(): lower_keys(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_lower_keys(v) for v in value]
+        return [lower_keys(v) for v in value]
     return value
 
 
-def _execution_reason(d: dict[str, Any]) -> list[str]:
-    # DescribeExecution of the child: its own error and cause.
-    return [str(d[k]) for k in ("status", "error", "cause") if d.get(k)]
-
-
-def _batch_reason(d: dict[str, Any]) -> list[str]:
-    found = d.get("container")
-    container: dict[str, Any] = found if isinstance(found, dict) else {}
-    parts = [str(d[k]) for k in ("status", "statusreason") if d.get(k)]
-    if container.get("exitcode") not in (None, 0):
-        parts.append(f"exit code {container['exitcode']}")
-    if container.get("reason"):
-        parts.append(str(container["reason"]))
-    return parts
-
-
-def _glue_reason(d: dict[str, Any]) -> list[str]:
-    return [str(d[k]) for k in ("jobrunstate", "errormessage") if d.get(k)]
-
-
-def _ecs_reason(d: dict[str, Any]) -> list[str]:
-    return [str(d[k]) for k in ("laststatus", "stoppedreason", "stopcode") if d.get(k)]
-
-
-# What each service's description of a failed job says, in the order a person reads it.
-_REASONS = {
-    JobKind.EXECUTION: _execution_reason,
-    JobKind.BATCH: _batch_reason,
-    JobKind.GLUE: _glue_reason,
-    JobKind.ECS: _ecs_reason,
-}
-
-
-def _reason(kind: JobKind, cause: Any) -> str | None:
-    """A readable reason from a failure's Cause: the services' own words where the Cause
-    is their description of the job (JSON), the Cause itself otherwise."""
+def _reason(reasons: Callable[[dict[str, Any]], list[str]] | None, cause: Any) -> str | None:
+    """A readable reason from a failure's Cause: the service's own words where the Cause is
+    its description of the job (JSON, read by the kind's ``reasons``), the Cause itself
+    otherwise."""
     if cause is None or cause == "":
         return None
     parsed: Any = cause
@@ -259,26 +266,6 @@ def _reason(kind: JobKind, cause: Any) -> str | None:
             return cut(cause, MAX_REASON_BYTES)
     if not isinstance(parsed, dict):
         return cut(str(cause), MAX_REASON_BYTES)
-    read = _REASONS.get(kind)
-    parts = read(_lower_keys(parsed)) if read is not None else []
+    parts = reasons(lower_keys(parsed)) if reasons is not None else []
     text = "; ".join(parts) if parts else json.dumps(parsed, ensure_ascii=False)
     return cut(text, MAX_REASON_BYTES)
-
-
-def _failed_container(output: Any) -> str | None:
-    """ECS reports a task that stopped as done whatever its containers exited with; a
-    container that exited non-zero (or never ran) fails the job here."""
-    if not isinstance(output, dict):
-        return None
-    containers = _lower_keys(output).get("containers")
-    if not isinstance(containers, list):
-        return None
-    for container in containers:
-        if not isinstance(container, dict):
-            continue
-        code = container.get("exitcode")
-        if code not in (None, 0):
-            name = container.get("name") or "a container"
-            reason = f"; {container['reason']}" if container.get("reason") else ""
-            return f"{name} exited with code {code}{reason}"
-    return None

@@ -24,7 +24,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from .. import wiring
-from . import aws_calls, streaming
+from . import aws_calls, server, streaming
 from . import sign_in as dev_sign_in
 from .change_stream import LocalRoute
 from .dev_auth import DevAuthMiddleware, parse_tokens
@@ -49,8 +49,8 @@ def _sweep_forever(interval: float) -> None:
 def _serve_beside(app: ASGIApp, host: str, port: int, name: str) -> None:
     """Serve ``app`` on ``port`` from a daemon thread (uvicorn leaves signals to the main
     thread's server), so it ends with the local server."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN))
-    threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True, name=name).start()
+    beside = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **UVICORN))
+    threading.Thread(target=lambda: asyncio.run(beside.serve()), daemon=True, name=name).start()
 
 
 def app() -> ASGIApp:
@@ -82,9 +82,10 @@ def app() -> ASGIApp:
     threading.Thread(target=_sweep_forever, args=(interval,), daemon=True, name="sweeper").start()
     # AUTH_MODE with OAUTH_ISSUER, PUBLIC_URL…: sign-in as deployed.
     served = root.app()
+    root.tools  # noqa: B018 - the tool modules load now, before the start line, not at the first call
     stream = streaming.stream_root(os.environ, root).app() if stream_url else None
     tokens = os.environ.get("TASKGATE_DEV_TOKENS")
-    if tokens and settings.auth_mode & {"USER", "CLIENT"}:
+    if tokens and settings.sign_in.auth_mode & {"USER", "CLIENT"}:
         raise SystemExit("TASKGATE_DEV_TOKENS and AUTH_MODE with tokens (USER, CLIENT) exclude each other")
     if tokens:
         served = DevAuthMiddleware(served, parse_tokens(tokens))
@@ -93,7 +94,7 @@ def app() -> ASGIApp:
         # The identity provider on its own origin, as Cognito's domain is.
         idp_port = int(provider.base_url.rsplit(":", 1)[1])
         _serve_beside(provider.app(), host, idp_port, "dev-idp")
-        print(dev_sign_in.banner(provider, settings.public_url), flush=True)
+        print(dev_sign_in.banner(provider, settings.sign_in.public_url), flush=True)
     if stream is not None:
         _serve_beside(stream, host, int(os.environ[streaming.STREAM_PORT]), "stream")
         print(f"streaming endpoint (StreamingApi): {stream_url}/mcp", flush=True)
@@ -111,14 +112,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "3000"))
-    print(f"taskgate serving http://{host}:{port}/mcp", flush=True)
+    # The start line comes from the server once the tools are loaded and the port is bound
+    # (server.py), so a start that fails never begins with a line saying it serves.
     if not args.reload:
-        uvicorn.run(app(), host=host, port=port, **UVICORN)
+        server.run(uvicorn.Config(app, factory=True, host=host, port=port, **UVICORN))
         return
     # The embedded AWS lives in the served process, so a restart starts it empty: tasks,
     # sessions and results are gone, as they would be after a fresh deploy to a new stack.
     print(f"restarting on changes under {', '.join(args.reload)} (the embedded AWS starts empty each time)")
-    uvicorn.run(
+    config = uvicorn.Config(
         "taskgate.local.__main__:app",
         factory=True,
         reload=True,
@@ -127,6 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         port=port,
         **UVICORN,
     )
+    server.run(config)
 
 
 if __name__ == "__main__":

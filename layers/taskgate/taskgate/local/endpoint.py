@@ -5,7 +5,7 @@ process, with the resources template.yaml describes: the task table (same keys,
 indexes and TTL), the result bucket and the state machine running the real
 ``statemachines/task.asl.json``. Functions started by ``sam local invoke`` reach
 it from their container at ``http://host.docker.internal:PORT`` (events/env.json
-sets ``AWS_ENDPOINT_URL``, the template's ``EndpointUrl``). It listens on the Docker
+sets ``AWS_ENDPOINT_URL``, declared empty by the template). It listens on the Docker
 bridge's address, which is what that name leads to, and on loopback (the state machine's own
 calls, your tools), never on the machine's other interfaces: moto checks no credentials, so
 anyone who reaches it reads and writes every local task. For the same reason it refuses

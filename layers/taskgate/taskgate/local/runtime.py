@@ -17,9 +17,11 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import logging
 import os
 import secrets
 import time
+import traceback
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -98,6 +100,37 @@ def repo_root() -> Path:
     return source()
 
 
+class TraceBelow(logging.Formatter):
+    """Mixed into a deployed function's log formatter (Powertools' JSON): an exception's
+    traceback is printed below the line as Python prints it, instead of escaped inside it. The
+    local server's terminal is read by a person, CloudWatch by a query."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if not record.exc_info or record.exc_info[0] is None:
+            return super().format(record)
+        exc_info, exc_text = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            line = super().format(record)
+        finally:
+            record.exc_info, record.exc_text = exc_info, exc_text
+        return line + "\n" + "".join(traceback.format_exception(*exc_info)).rstrip()
+
+
+def readable_traces() -> None:
+    """Every ``taskgate`` logger's handler (the worker handler's Powertools configuration,
+    copied to the library's loggers) prints tracebacks as tracebacks. The formatter object
+    stays the one Powertools registered (it calls its own methods on it): only its class
+    gains TraceBelow's ``format``."""
+    names = [name for name in logging.root.manager.loggerDict if name.split(".")[0] == "taskgate"]
+    for handler in {h for name in names for h in logging.getLogger(name).handlers}:
+        formatter = handler.formatter
+        if formatter is not None and not isinstance(formatter, TraceBelow):
+            formatter.__class__ = type(
+                f"Readable{type(formatter).__name__}", (TraceBelow, type(formatter)), {}
+            )
+
+
 def _load_handler(root: Path, function: str) -> ModuleType:
     path = root / "functions" / function / f"{function}_handler.py"
     spec = importlib.util.spec_from_file_location(f"taskgate_local_{function}_handler", path)
@@ -166,6 +199,7 @@ class EmbeddedAws:
         os.environ["TASK_EVENT_BUS"] = EVENT_BUS
         wiring.reset()
         self._worker = _load_handler(self.root, "worker")
+        readable_traces()  # the handler has just configured the library's loggers
         self.handlers[self.worker_version] = self._worker.handler
         return self
 

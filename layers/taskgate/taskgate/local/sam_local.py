@@ -35,6 +35,9 @@ from .runtime import repo_root
 
 PLACEHOLDER_TASK_ID = "00000000-0000-4000-8000-000000000000"
 RUNTIME_IMAGE = "public.ecr.aws/lambda/python:3.13-{arch}"
+# Sign-in off: the events carry the claims API Gateway would pass on (no token to check, and
+# no user pool to resolve).
+NO_SIGN_IN = "SignInPeople=false SignInAgents=false SignInIam=false"
 
 
 def host_arch() -> str:
@@ -72,10 +75,8 @@ class SamLocal:
         return self.build_dir / "template.yaml"
 
     def sam_args(self) -> list[str]:
-        """What every ``sam local invoke`` of this setup is given, the worker's too. AuthMode
-        NONE: the events carry the claims API Gateway would pass on (no token to check, and
-        no user pool to resolve)."""
-        overrides = f"Architecture={self.arch} AuthMode=NONE"
+        """What every ``sam local invoke`` of this setup is given, the worker's too (sign-in off)."""
+        overrides = f"Architecture={self.arch} {NO_SIGN_IN}"
         return ["--template", str(self.template), "--parameter-overrides", overrides]
 
     def build(self, *, cached: bool = True) -> subprocess.CompletedProcess[str]:
@@ -95,7 +96,7 @@ class SamLocal:
             str(cache),
             "--cached" if cached else "--no-cached",
             "--parameter-overrides",
-            f"Architecture={self.arch} AuthMode=NONE",
+            f"Architecture={self.arch} {NO_SIGN_IN}",
         ]
         return subprocess.run(command, cwd=self.root, env=env, capture_output=True, text=True, timeout=1800)
 

@@ -10,6 +10,7 @@ what deploys is the taskgate version the project pins and tests with:
     .taskgate/layers/Makefile               taskgate's layer build, unchanged
     .taskgate/layers/taskgate/taskgate/     the installed package (the build leaves out local/
                                             and testing/, as it does here)
+    .taskgate/requirements-sam.txt          the SAM CLI version this taskgate is built and tested with
 
 Upgrading taskgate in a project is a new pin and ``make stack`` (this, again); the project's
 own template.yaml, tools and tests are never touched. The files come from the wheel's
@@ -32,8 +33,12 @@ STACK_FILES = (
     "template.yaml",
     "statemachines",
     "functions",
+    # `make deploy` of a project: the same questions, only its answers saved.
+    "scripts/deploy.py",
     "layers/Makefile",
     "layers/taskgate/requirements.txt",
+    # The SAM CLI taskgate is built with: a project's `make build` installs it (.venv-sam).
+    "requirements-sam.txt",
 )
 MARKER = ".written-by-taskgate"
 PACKAGE = Path(taskgate.__file__).resolve().parent

@@ -8,6 +8,7 @@ comes from the era's table for the error's code, except for the three cases
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -98,8 +99,18 @@ class McpServer:
         elif isinstance(exc, RpcError):
             error = exc
         else:
-            logger.exception("unhandled error in %s", call.method or "request", exc_info=exc)
-            return HttpReply(500, failure(msg_id, RpcError(INTERNAL_ERROR, "Internal error")))
+            # A tool that raised in a plain call, or a bug: the caller gets an id to search the
+            # log by (its line carries it as errorId), never the trace.
+            error_id = uuid.uuid4().hex[:12]
+            logger.exception(
+                "unhandled error in %s (errorId %s)",
+                call.method or "request",
+                error_id,
+                exc_info=exc,
+                extra={"errorId": error_id},
+            )
+            message = f"Internal error (the function's log has the trace under errorId {error_id})"
+            return HttpReply(500, failure(msg_id, RpcError(INTERNAL_ERROR, message, {"errorId": error_id})))
         body = failure(msg_id, error)
         if isinstance(error, TransportRejection):
             return HttpReply(error.http_status, body, headers=dict(error.headers))

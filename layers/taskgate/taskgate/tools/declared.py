@@ -2,7 +2,7 @@
 
 A deployer names declaration files in ``TOOL_DECLARATIONS`` (template Parameter
 ToolDeclarations), each ``package:file.json`` inside a tools package (the layer ships
-it), and grants the jobs with the template's Job* Parameters. A file holds::
+it), and grants the jobs with the template's JobArns. A file holds::
 
     {"tools": [{
         "name": "load_day",

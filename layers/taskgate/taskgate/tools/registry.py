@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from .awaiting import finish
 from .context import ToolContext, ToolError
-from .signature import ToolDefinitionError, check_tool, model_schema
+from .signature import Calling, ToolDefinitionError, check_tool, model_schema
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 ToolFn = Callable[[Any, ToolContext], Any]
@@ -78,6 +78,9 @@ class Tool:
     # says so. A plain call expected to run longer than the inline limit runs as a hidden
     # task (protocol/calls/plan.py); None: a quick tool, always run inline.
     expected_seconds: float | Callable[[Any], float] | None = None
+    # How ``fn`` takes the parsed arguments and the context (tools/signature.py): None for
+    # ``fn(args, ctx)``; a tool of plain typed parameters is called with them by name.
+    calling: Calling | None = None
 
     def expected_for(self, args: BaseModel) -> float | None:
         """How long a call with ``args`` (its parsed arguments) is expected to run; None
@@ -133,7 +136,7 @@ class Tool:
             if self.prepare is not None:
                 finish(self.prepare(args, ctx))
             # An async def tool's coroutine runs to its end here, on an event loop of its own.
-            value = finish(self.fn(args, ctx))
+            value = finish(self.fn(args, ctx) if self.calling is None else self.calling(self.fn, args, ctx))
             if self.output_model is not None and isinstance(value, dict) and "content" not in value:
                 # A plain dict from a tool with an output model: checked against it.
                 value = self.output_model.model_validate(value)
@@ -186,10 +189,10 @@ def tool(
     output_schema: dict[str, Any] | None = None,
     expected_seconds: float | Callable[[Any], float] | None = None,
 ) -> Callable[[ToolFn], ToolFn]:
-    """Register ``fn(args: Model, ctx: ToolContext)`` (a ``def`` or an ``async def``) as an
-    MCP tool.
-
-    The input model is the type annotation of the first parameter. A pydantic model as
+    """Register a function (a ``def`` or an ``async def``) as an MCP tool: its typed
+    parameters are the tool's arguments, ``def search(query: str, ctx: ToolContext, limit: int
+    = 10)``, or one pydantic model holds them, ``def search(args: SearchInput, ctx:
+    ToolContext)`` (tools/signature.py). ``ctx`` is optional. A pydantic model as
     the return annotation is the tool's ``outputSchema``: its result carries the model as
     ``structuredContent`` (and as JSON text, for clients that read only content). A tool
     written in a way taskgate cannot serve is refused here (``ToolDefinitionError``, a
@@ -230,6 +233,7 @@ def tool(
                 output_model=shape.output_model,
                 output_schema_override=output_schema,
                 expected_seconds=expected_seconds,
+                calling=shape.calling,
             )
         )
         return fn

@@ -1,5 +1,21 @@
 """What a tool function must look like, checked when ``@tool`` registers it.
 
+A tool takes its arguments in one of two forms:
+
+- **plain typed parameters**, as FastMCP and the MCP SDK read them:
+  ``def search(query: str, ctx: ToolContext, limit: int = 10)``. The parameters (all but the
+  one annotated ``ToolContext``, wherever it is, which is optional) become a pydantic model
+  whose JSON Schema is the tool's ``inputSchema``: defaults, ``Optional``, ``Literal``,
+  ``list[str]``, ``Annotated[…, Field(description=…)]``, nested models and enums as pydantic
+  describes them, and no argument the function does not take (``additionalProperties: false``).
+- **one pydantic model**: ``def search(args: SearchInput, ctx: ToolContext)``, the model's
+  fields being the arguments. A function whose only argument is a pydantic model is read this
+  way.
+
+Either way taskgate parses the arguments once into that model: ``prepare``, a callable
+``expected_seconds`` and every step of a task (which parses the stored arguments again) get
+the same model instance; the function is then called with its own parameters.
+
 Every mistake here used to pass registration and fail later, at a ``tools/list`` or in the
 middle of a task ("Internal error while running the tool"). Now it is refused when the
 module is imported (in ``make serve``, in a test, at a function's cold start), with the
@@ -17,7 +33,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, PydanticUserError
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
+from pydantic.fields import FieldInfo
 
 TASK_SUPPORT = ("forbidden", "optional", "required")
 # MCP 2025-11-25, "Tool names": 1 to 128 characters of these. Other characters break the
@@ -38,9 +55,27 @@ class ToolDefinitionError(TypeError):
 
 
 @dataclass(frozen=True)
+class Calling:
+    """How taskgate calls a tool's function with the parsed arguments (a model instance) and
+    the context: its own parameters (the plain form: model field -> parameter), or the model
+    itself as the first argument; the context, when the function takes one, by its name."""
+
+    parameters: tuple[tuple[str, str], ...] | None
+    context: str | None
+
+    def __call__(self, fn: Callable[..., Any], args: BaseModel, ctx: Any) -> Any:
+        passed = {self.context: ctx} if self.context is not None else {}
+        if self.parameters is None:
+            return fn(args, **passed)
+        return fn(**{parameter: getattr(args, field) for field, parameter in self.parameters}, **passed)
+
+
+@dataclass(frozen=True)
 class ToolShape:
     input_model: type[BaseModel]
     output_model: type[BaseModel] | None
+    # None: fn(args, ctx), the single-model form with the context second.
+    calling: Calling | None = None
 
 
 def check_tool(
@@ -60,14 +95,14 @@ def check_tool(
             'Use "optional" (a task when the client asks for one), "required" or "forbidden".',
         )
     signature = _signature(fn, name)
-    model = _input_model(signature, name)
+    model, calling = _arguments(signature, name)
     output = _output_model(signature.return_annotation, name)
     _schema(model, "validation", name, "input")
     if output is not None:
         _schema(output, "serialization", name, "output")
     if prepare is not None:
         _two_parameters(_signature(prepare, name, "its prepare function"), name, "its prepare function")
-    return ToolShape(model, output)
+    return ToolShape(model, output, calling)
 
 
 def _signature(fn: Callable[..., Any], name: str, what: str = "the function") -> inspect.Signature:
@@ -109,32 +144,118 @@ def _two_parameters(
     return params[0], params[1]
 
 
-def _input_model(signature: inspect.Signature, name: str) -> type[BaseModel]:
-    what, example = "the function", _example(name)
-    first, second = _two_parameters(signature, name, what)
-    model = first.annotation
-    if model is inspect.Parameter.empty:
+def _arguments(signature: inspect.Signature, name: str) -> tuple[type[BaseModel], Calling | None]:
+    """The tool's arguments model and how its function is called: the single-model form when
+    its one argument is a pydantic model, else its plain typed parameters."""
+    for param in signature.parameters.values():
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise ToolDefinitionError(
+                name,
+                f"the function takes *{param.name}/**{param.name}; an MCP client calls a tool with named arguments",
+                "Name each argument with a type hint (`path: str, depth: int = 1`), or take one pydantic model.",
+            )
+        if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                name,
+                f"its parameter {param.name!r} is positional-only; taskgate passes arguments by name",
+                "Remove the `/` from the signature.",
+            )
+    context = _context_parameter(signature, name)
+    arguments = [p for p in signature.parameters.values() if p.name != context]
+    first = arguments[0] if arguments else None
+    if (
+        first is not None
+        and inspect.isclass(first.annotation)
+        and issubclass(first.annotation, BaseModel)
+        and all(p.default is not inspect.Parameter.empty for p in arguments[1:])
+    ):
+        # The single-model form (extra parameters with defaults are left to their defaults).
+        second = list(signature.parameters.values())[1:2]
+        usual = context is not None and second and second[0].name == context and second[0].kind in _POSITIONAL
+        return first.annotation, None if usual else Calling(None, context)
+    return _plain_model(arguments, name), Calling(
+        tuple((_field_name(p.name), p.name) for p in arguments), context
+    )
+
+
+def _context_parameter(signature: inspect.Signature, name: str) -> str | None:
+    """The parameter taskgate passes the ToolContext to: the one annotated ToolContext (or Any),
+    else an unannotated one named ``ctx`` or ``context``; None when the function takes none."""
+    params = list(signature.parameters.values())
+    annotated = [
+        p
+        for p in params
+        if p.annotation is not inspect.Parameter.empty
+        and _is_context(p.annotation)
+        and p.annotation is not Any
+    ]
+    if len(annotated) > 1:
         raise ToolDefinitionError(
             name,
-            f"the first parameter of {what}, {first.name!r}, has no type hint",
-            f"Annotate it with a pydantic model of the tool's arguments: `{example}`, "
-            "where `class MyInput(BaseModel)` lists them (an empty model for none).",
+            f"{len(annotated)} parameters are annotated ToolContext ({', '.join(p.name for p in annotated)})",
+            "Keep one `ctx: ToolContext`.",
         )
-    if not (inspect.isclass(model) and issubclass(model, BaseModel)):
+    if annotated:
+        return annotated[0].name
+    for param in params:
+        if param.name in ("ctx", "context"):
+            if param.annotation is inspect.Parameter.empty or param.annotation is Any:
+                return param.name
+            raise ToolDefinitionError(
+                name,
+                f"its parameter {param.name!r} is annotated {_type_name(param.annotation)}; "
+                "taskgate passes a ToolContext there",
+                "Annotate it `ctx: ToolContext` (from taskgate.tools), or give the argument another name.",
+            )
+    return None
+
+
+def _field_name(parameter: str) -> str:
+    # A parameter named like a BaseModel attribute (json, schema, copy, model_*) is kept
+    # under another field name, with the parameter's name as its alias on the wire.
+    return (
+        f"arg_{parameter}" if hasattr(BaseModel, parameter) or parameter.startswith("model_") else parameter
+    )
+
+
+def _plain_model(arguments: list[inspect.Parameter], name: str) -> type[BaseModel]:
+    """A pydantic model of the function's own parameters: the plain form's arguments."""
+    fields: dict[str, Any] = {}
+    for param in arguments:
+        if param.annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                name,
+                f"its parameter {param.name!r} has no type hint, so its inputSchema cannot say what it takes",
+                f"Annotate every argument (`{param.name}: str`, `count: int = 1`), as FastMCP and the MCP SDK "
+                f"read them, or take one pydantic model: `{_example(name)}`.",
+            )
+        if param.name.startswith("_"):
+            raise ToolDefinitionError(
+                name,
+                f"its parameter {param.name!r} starts with '_', which a JSON Schema property (a pydantic field) cannot",
+                "Rename it without the leading underscore.",
+            )
+        default = param.default if param.default is not inspect.Parameter.empty else ...
+        field = _field_name(param.name)
+        if field != param.name and not isinstance(default, FieldInfo):
+            default = Field(default, alias=param.name)
+        fields[field] = (param.annotation, default)
+    try:
+        return create_model(
+            _model_name(name),
+            __config__=ConfigDict(extra="forbid", populate_by_name=True),
+            **fields,
+        )
+    except (PydanticUserError, TypeError, ValueError) as exc:
         raise ToolDefinitionError(
             name,
-            f"the first parameter of {what}, {first.name!r}, is a {_type_name(model)}, not a pydantic model",
-            f"Put the arguments in a model: `class MyInput(BaseModel): ...`, then `{example}`.",
-        )
-    context = second.annotation
-    if context is not inspect.Parameter.empty and not _is_context(context):
-        raise ToolDefinitionError(
-            name,
-            f"the second parameter of {what}, {second.name!r}, is annotated {_type_name(context)}; "
-            "taskgate passes a ToolContext there",
-            "Annotate it `ctx: ToolContext` (from taskgate.tools); put every argument in the input model.",
-        )
-    return model
+            f"its parameters cannot be read as arguments ({type(exc).__name__}: {exc})",
+            "Use JSON types in the hints (str, int, float, bool, lists, dicts, pydantic models, enums, Literal).",
+        ) from exc
+
+
+def _model_name(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name) if part) + "Arguments"
 
 
 def _is_context(annotation: Any) -> bool:

@@ -41,6 +41,11 @@ class CallPolicy:
     hang_up_seconds: float = 90.0
     front_streaming: bool = False
     front_timeout_seconds: float = 29.0
+    # Tool calls (and streams holding on) one process runs inside requests at once, and one
+    # owner's share of them (InlineSlots).
+    max_inline_calls: int = 16
+    max_inline_calls_per_owner: int = 4
+    max_held_calls_per_owner: int = 4
 
     @property
     def hang_up_ms(self) -> int:
@@ -65,3 +70,13 @@ class CallPolicy:
         except ValueError:
             return self.wait_seconds
         return min(max(wait, 0.0), 86_400.0) if math.isfinite(wait) else self.wait_seconds
+
+
+@dataclass(frozen=True)
+class ListenPolicy:
+    """The deployment's settings for subscriptions/listen streams (config.ListenSettings), held
+    behind the same front as calls: a stream lasts ``seconds`` (no longer than the front holds a
+    response) and reads what it watches every ``interval_seconds``."""
+
+    seconds: float = 840.0
+    interval_seconds: float = 1.0

@@ -125,7 +125,7 @@ class Era2026(Era):
 
     @property
     def _streams(self) -> bool:
-        return self._listens is not None and self._listens.policy.streams
+        return self._listens is not None and self._listens.streams
 
     def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
         # What subscriptions/listen honours here: on a front that streams, resource updates

@@ -34,7 +34,6 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +43,7 @@ from ...domain.errors import TaskgateError
 from ...domain.holds import Hold, Holds
 from ...domain.model import TaskRecord
 from ...domain.service import TaskService
+from ..calls.policy import Front, ListenPolicy
 from ..wire import sse
 from ..wire.errors import RpcError
 from ..wire.exchange import Call, HttpReply
@@ -78,17 +78,6 @@ class ListenFilter(BaseModel):
 
 class Listen(Params):
     notifications: ListenFilter
-
-
-@dataclass(frozen=True)
-class ListenPolicy:
-    # Whether the front passes a stream on (the streaming endpoint); False: answered at once.
-    streams: bool = False
-    # How long a stream lasts before it ends with its result (before the front's cut).
-    seconds: float = 840.0
-    # How often a stream reads what it watches.
-    interval_seconds: float = 1.0
-    heartbeat_seconds: float = HEARTBEAT_SECONDS
 
 
 def _tagged(message: dict[str, Any], subscription: Any) -> dict[str, Any]:
@@ -200,6 +189,7 @@ class Listens:
         tasks: TaskService,
         holds: Holds,
         policy: ListenPolicy,
+        front: Front,
         resources: Callable[[Call, list[str], bool], ResourceWatch] | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
@@ -209,14 +199,18 @@ class Listens:
         """``resources`` makes the watch of the catalogue (None: no resources are honoured)."""
         self._tasks = tasks
         self._holds = holds
-        self.policy = policy
+        # Only a front that passes a response on as it is written can carry a stream; one
+        # lasts no longer than the front holds a response.
+        self.streams = front.streams
+        self.seconds = min(policy.seconds, front.hold_seconds)
+        self.interval = policy.interval_seconds
         self._resources = resources
         self._sleep = sleep
         self._monotonic = monotonic
         self._audit = audit
 
     def answer(self, call: Call, params: Listen) -> dict[str, Any] | HttpReply:
-        if not self.policy.streams:
+        if not self.streams:
             return answered_at_once(call, params)
         _check(call, params)
         assert call.request is not None
@@ -269,13 +263,8 @@ class Listens:
             for record in tasks.first():
                 yield sse.event(task_notification(record, subscription))
             started = sent = renewed = self._monotonic()
-            while self._monotonic() - started < self.policy.seconds and (tasks or catalog):
-                self._sleep(
-                    min(
-                        self.policy.interval_seconds,
-                        max(0.0, self.policy.seconds - (self._monotonic() - started)),
-                    )
-                )
+            while self._monotonic() - started < self.seconds and (tasks or catalog):
+                self._sleep(min(self.interval, max(0.0, self.seconds - (self._monotonic() - started))))
                 news = [task_notification(r, subscription) for r in tasks.changes()]
                 if catalog is not None:
                     news += [_tagged(n, subscription) for n in catalog.changes()]
@@ -283,7 +272,7 @@ class Listens:
                     yield sse.event(message)
                 if news:
                     sent = self._monotonic()
-                elif self._monotonic() - sent >= self.policy.heartbeat_seconds:
+                elif self._monotonic() - sent >= HEARTBEAT_SECONDS:
                     sent = self._monotonic()
                     yield ": keep-alive\n\n"
                 if self._monotonic() - renewed >= self._holds.lease_ms / 3000:

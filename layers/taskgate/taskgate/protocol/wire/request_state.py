@@ -13,9 +13,12 @@ on every echo:
 
 Tokens are ``tg1.`` + base64url(key id ‖ nonce ‖ ciphertext); the prefix and the key id
 are authenticated too. The key is derived (HKDF-SHA256) from a secret every Lambda
-instance reads once (the stack's Secrets Manager secret); the local runtime makes its
-own. The cipher (``sealing.KeyRing``, which imports ``cryptography``) is built by the first
-request that seals or opens one: most requests never do.
+instance reads (the stack's Secrets Manager secret: its current value seals, its previous one
+still opens, so a rotation breaks no call in flight); the local runtime makes its own. An
+instance reads the secret again when a state names a key it does not hold (it was rotated
+since: at most once a minute) and every 15 minutes (``RotatingKeys``). The cipher
+(``sealing.KeyRing``, which imports ``cryptography``) is built by the first request that seals
+or opens one: most requests never do.
 Refusals say only "Invalid or expired requestState" (-32602); the reason goes to the log.
 """
 
@@ -26,6 +29,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -81,14 +85,84 @@ def refused() -> RpcError:
     return RpcError(INVALID_PARAMS, "Invalid or expired requestState")
 
 
+class RotatingKeys:
+    """The key ring an instance seals and opens with, built from the secret's keys when first
+    needed and again when the secret may have been rotated: when a state names a key the ring
+    does not hold (``reread``: at once the first time, then at most once every
+    ``reread_after_ms``, so forged key ids cost no more reads than that) and when the ring is older than ``max_age_ms`` (an instance that
+    lives through a rotation then seals with the new key). A read that fails keeps the ring
+    it has (and tries again after ``reread_after_ms``)."""
+
+    def __init__(
+        self,
+        build: Callable[[], KeyRing],
+        clock: Clock,
+        *,
+        max_age_ms: int = 15 * 60_000,
+        reread_after_ms: int = 60_000,
+    ) -> None:
+        self._build = build
+        self._clock = clock
+        self._max_age_ms = max_age_ms
+        self._reread_after_ms = reread_after_ms
+        self._ring: KeyRing | None = None
+        self._read_at = 0
+        self._reread_at: int | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> KeyRing:
+        with self._lock:
+            if self._ring is None or self._clock() - self._read_at >= self._max_age_ms:
+                self._read()
+            assert self._ring is not None
+            return self._ring
+
+    def reread(self) -> KeyRing | None:
+        """A ring read again now, unless the last time this was asked is too recent (None)."""
+        with self._lock:
+            now = self._clock()
+            if self._reread_at is not None and now - self._reread_at < self._reread_after_ms:
+                return None
+            self._reread_at = now
+            self._read()
+            return self._ring
+
+    def _read(self) -> None:
+        try:
+            self._ring = self._build()
+        except Exception:
+            if self._ring is None:
+                raise
+            logger.warning(
+                "the requestState key could not be read again; keeping the one held", exc_info=True
+            )
+            self._read_at = self._clock() - self._max_age_ms + self._reread_after_ms
+            return
+        self._read_at = self._clock()
+
+
 class RequestStates:
-    """Seals and opens ``requestState`` with the key ring ``ring()`` gives (a ``Lazy``:
-    built, and its keys read, by the first request that needs it)."""
+    """Seals and opens ``requestState`` with the key ring ``ring()`` gives (a ``Lazy``, or
+    ``RotatingKeys``: built, and its keys read, by the first request that needs it)."""
 
     def __init__(self, ring: Callable[[], KeyRing], *, ttl_ms: int, clock: Clock) -> None:
         self._ring = ring
         self._ttl_ms = ttl_ms
         self._clock = clock
+
+    def _open(self, token: str) -> bytes:
+        try:
+            return self._ring().open(token)
+        except InvalidState as exc:
+            # A key this instance does not hold: the secret may have been rotated since it read it.
+            reread = getattr(self._ring, "reread", None)
+            if str(exc) != "unknown key" or reread is None:
+                raise
+            ring = reread()
+            if ring is None:
+                raise
+            opened: bytes = ring.open(token)
+            return opened
 
     def seal(
         self,
@@ -128,7 +202,7 @@ class RequestStates:
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             raise InvalidState("not a token")
         try:
-            claims = json.loads(self._ring().open(token))
+            claims = json.loads(self._open(token))
         except ValueError as exc:
             raise InvalidState("malformed payload") from exc
         if not isinstance(claims, dict) or claims.get("v") != 1:

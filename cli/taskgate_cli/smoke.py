@@ -1,25 +1,27 @@
-"""A deployer's smoke test: `make smoke URL=https://…/mcp [STACK=name]` after `sam deploy`.
+"""A deployer's smoke test, after a deploy: ``make smoke`` (``python -m taskgate_cli.smoke``).
 
-    python scripts/smoke.py --url URL [--token T | --token-command CMD] [--stack NAME] [--open]
+    python -m taskgate_cli.smoke [--url URL] [--stack NAME] [--token T | --token-command CMD] [--open]
+        --task 'TOOL {"arg": 1}' [--task …] [--cancel 'TOOL {…}']
 
 Checks, in order, and stops at the first that fails (exit 1, saying what failed):
 1. sign-in metadata: /mcp answers an unsigned request 401 with resource_metadata, and that
    RFC 9728 document names this endpoint and an authorization server (skipped only with
-   --open, for an AuthMode NONE stack);
-2. a task round trip as a signed-in caller: orders_report as a task, polled to completed;
-3. a parked task answered: archive_orders asks to confirm; the answer (decline: nothing is
-   archived) resumes it to its end;
-4. a cancel: a slow orders_report cancelled while it works ends cancelled;
-5. the alarms' topic (with --stack, using your AWS credentials): the stack's AlarmTopicArn has
+   --open, for a stack without sign-in);
+2. each --task: the tool called as a task by a signed-in caller and followed to its end through
+   the state machine and the worker; every question it asks is declined (a person saying no
+   changes nothing), and the answer resumes it;
+3. --cancel: the tool called as a task and cancelled at once ends cancelled;
+4. the alarms' topic (with --stack, using your AWS credentials): the stack's AlarmTopicArn has
    a confirmed subscription, so an alarm reaches someone.
 
-The signed-in caller's token comes from ``signed_in_token``: --token (or TASKGATE_SMOKE_TOKEN),
-or --token-command, a command that prints one (it gets the sign-in metadata on stdin), or else,
+With --stack, the endpoint (McpEndpoint) and the rest are read from the stack's outputs, those
+of the taskgate stack nested in a project's included (taskgate_cli.deployed). The signed-in
+caller's token comes from ``signed_in_token``: --token (or TASKGATE_SMOKE_TOKEN), or
+--token-command, a command that prints one (it gets the sign-in metadata on stdin), or else,
 with --stack, the stack's own agent: the AgentClient's secret read from Cognito with your AWS
 credentials and a client-credentials grant at AgentTokenEndpoint (``agent_token``). That
-function is the one place a sign-in flow plugs in.
-Uses only the tools a production stack lists (taskgate_tools) and the standard library, plus
-boto3 with --stack.
+function is the one place a sign-in flow plugs in. The standard library only, plus boto3 with
+--stack.
 """
 
 from __future__ import annotations
@@ -34,14 +36,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
-
-from taskgate_cli.protocol import Client2026, TaskView
-from taskgate_cli.transport import Http
+from . import deployed
+from .protocol import Client2026, TaskView
+from .transport import Http
 
 
 class SmokeFailure(Exception):
@@ -116,18 +116,21 @@ def signed_in_token(
 
 
 def _outputs(stack: str, cloudformation: Any) -> dict[str, str]:
-    return {
-        o["OutputKey"]: o["OutputValue"]
-        for o in cloudformation.describe_stacks(StackName=stack)["Stacks"][0].get("Outputs", [])
-    }
+    try:
+        return deployed.outputs(stack, cloudformation)
+    except deployed.StackError as exc:
+        raise SmokeFailure(str(exc)) from None
 
 
 def agent_token(stack: str, cloudformation: Any, cognito: Any) -> str:
     """An access token of the stack's own agent (AgentClient, client credentials at the
     user pool's token endpoint): what a machine caller of the deployed endpoint holds."""
     outputs = _outputs(stack, cloudformation)
-    client_id, endpoint = outputs.get("AgentClientId"), outputs.get("AgentTokenEndpoint")
-    pool = outputs.get("UserPoolId")
+    client_id, endpoint = (
+        deployed.given(outputs, "AgentClientId"),
+        deployed.given(outputs, "AgentTokenEndpoint"),
+    )
+    pool = deployed.given(outputs, "UserPoolId")
     if not (client_id and endpoint and pool):
         raise SmokeFailure(
             f"stack {stack} has no AgentClientId/AgentTokenEndpoint/UserPoolId outputs (your own JwtIssuer?): "
@@ -171,54 +174,68 @@ def _wait(client: Client2026, task_id: str, until: Callable[[TaskView], bool], t
 
 
 def _tool(client: Client2026, name: str) -> dict[str, Any]:
-    for tool in client.list_tools():
+    listed = client.list_tools()
+    for tool in listed:
         if tool["name"] == name:
             return tool
-    raise SmokeFailure(f"the endpoint lists no {name} tool (ToolModules without taskgate_tools?)")
+    names = ", ".join(t["name"] for t in listed) or "none"
+    raise SmokeFailure(f"the endpoint lists no {name} tool (its tools: {names}; ToolModules?)")
 
 
-def round_trip(client: Client2026, timeout: float) -> str:
-    """Step 2."""
-    reply = client.call_tool(_tool(client, "orders_report"), {"year": 2025, "orders": 200}, {})
+def parse_call(text: str) -> tuple[str, dict[str, Any]]:
+    """``TOOL {json arguments}`` (the arguments may be left out: ``{}``)."""
+    name, _, arguments = text.strip().partition(" ")
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: the arguments are not JSON ({exc})") from None
+    if not name or not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected TOOL {{json object}}")
+    return name, parsed
+
+
+def _start(client: Client2026, name: str, arguments: dict[str, Any]) -> str:
+    reply = client.call_tool(_tool(client, name), arguments, {})
     if reply.task is None:
-        raise SmokeFailure(f"orders_report did not become a task: {reply}")
-    view = _wait(client, reply.task.task_id, lambda v: v.terminal, timeout)
-    if view.status != "completed" or not (view.result or {}).get("structuredContent"):
-        raise SmokeFailure(f"orders_report ended {view.status}: {view.error or view.result}")
-    return f"orders_report {view.task_id} completed ({view.result['structuredContent']['orders']} orders)"  # type: ignore[index]
+        raise SmokeFailure(f"{name} did not become a task: {reply}")
+    return reply.task.task_id
 
 
-def parked_and_answered(client: Client2026, timeout: float) -> str:
-    """Step 3: the answer declines, so nothing is archived."""
-    reply = client.call_tool(_tool(client, "archive_orders"), {"year": 2025, "orders": 200}, {})
-    if reply.task is None:
-        raise SmokeFailure(f"archive_orders did not become a task: {reply}")
-    parked = _wait(client, reply.task.task_id, lambda v: v.status == "input_required", timeout)
-    questions = client.questions(parked)
-    if not questions:
-        raise SmokeFailure("archive_orders parked without a question")
-    client.answer(
-        parked.task_id, {q.key: {"action": "accept", "content": {"confirm": False}} for q in questions}
-    )
-    view = _wait(client, parked.task_id, lambda v: v.terminal, timeout)
-    text = json.dumps(view.result or view.error)
-    if view.status != "completed" or "declined" not in text:
-        raise SmokeFailure(f"the answered task ended {view.status}: {text[:300]}")
-    return f"archive_orders {view.task_id} parked, answered, completed (declined: nothing archived)"
+def _summary(view: TaskView) -> str:
+    result = view.result or {}
+    texts = [c.get("text", "") for c in result.get("content", []) if c.get("type") == "text"]
+    text = (texts[0] if texts else json.dumps(result.get("structuredContent")))[:120]
+    return f"{'isError: ' if result.get('isError') else ''}{text}"
 
 
-def cancelled(client: Client2026, timeout: float) -> str:
-    """Step 4."""
-    reply = client.call_tool(
-        _tool(client, "orders_report"), {"year": 2025, "orders": 200, "pause_seconds": 30}, {}
-    )
-    if reply.task is None:
-        raise SmokeFailure("orders_report did not become a task")
-    client.cancel(reply.task.task_id)
-    view = _wait(client, reply.task.task_id, lambda v: v.terminal, timeout)
+def task_to_its_end(client: Client2026, name: str, arguments: dict[str, Any], timeout: float) -> str:
+    """Step 2: a task followed to its end, each of its questions declined."""
+    task_id = _start(client, name, arguments)
+    declined: set[str] = set()
+
+    def settled(view: TaskView) -> bool:
+        return view.terminal or (
+            view.status == "input_required" and any(q.key not in declined for q in client.questions(view))
+        )
+
+    while not (view := _wait(client, task_id, settled, timeout)).terminal:
+        fresh = [q.key for q in client.questions(view) if q.key not in declined]
+        client.answer(task_id, {key: {"action": "decline"} for key in fresh})
+        declined.update(fresh)
+    if view.status != "completed":
+        raise SmokeFailure(f"{name} {task_id} ended {view.status}: {view.error or view.result}")
+    asked = f", {len(declined)} question(s) declined" if declined else ""
+    return f"{name} {task_id} completed{asked}: {_summary(view)}"
+
+
+def cancelled(client: Client2026, name: str, arguments: dict[str, Any], timeout: float) -> str:
+    """Step 3."""
+    task_id = _start(client, name, arguments)
+    client.cancel(task_id)
+    view = _wait(client, task_id, lambda v: v.terminal, timeout)
     if view.status != "cancelled":
         raise SmokeFailure(f"the cancelled task ended {view.status}")
-    return f"orders_report {view.task_id} cancelled"
+    return f"{name} {task_id} cancelled"
 
 
 def alarm_topic(stack: str, cloudformation: Any, sns: Any) -> str:
@@ -238,19 +255,37 @@ def alarm_topic(stack: str, cloudformation: Any, sns: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", required=True, help="the McpEndpoint output")
+    parser = argparse.ArgumentParser(
+        prog="python -m taskgate_cli.smoke", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--url", help="the McpEndpoint output (default, with --stack: read from the stack)")
     parser.add_argument("--token", default=os.environ.get("TASKGATE_SMOKE_TOKEN"))
     parser.add_argument("--token-command")
-    parser.add_argument("--stack", help="check the stack's alarm topic (AWS credentials needed)")
-    parser.add_argument("--open", action="store_true", help="the stack has no sign-in (AuthMode NONE)")
+    parser.add_argument(
+        "--stack", help="the stack: its outputs, its agent's sign-in, its alarm topic (AWS credentials)"
+    )
+    parser.add_argument("--open", action="store_true", help="the stack has no sign-in")
+    parser.add_argument("--task", type=parse_call, action="append", default=[], metavar="'TOOL {JSON}'")
+    parser.add_argument("--cancel", type=parse_call, metavar="'TOOL {JSON}'")
     parser.add_argument("--timeout", type=float, default=180)
     args = parser.parse_args(argv)
+    if not (args.url or args.stack):
+        parser.error("give --url or --stack")
+    if not (args.task or args.cancel):
+        parser.error("give at least one --task or --cancel: a tool your deployment serves")
     steps: list[tuple[str, Callable[[], str]]] = []
     state: dict[str, Any] = {}
+    url = args.url or ""
+    if not url:
+        import boto3
+
+        url = _outputs(args.stack, boto3.client("cloudformation")).get("McpEndpoint", "")
+        if not url:
+            print(f"FAIL stack {args.stack} has no McpEndpoint output", flush=True)
+            return 1
 
     def sign_in() -> str:
-        state["metadata"] = sign_in_metadata(args.url)
+        state["metadata"] = sign_in_metadata(url)
         return f"resource {state['metadata']['resource']}, signs in at {state['metadata']['authorization_servers'][0]}"
 
     def stack_agent() -> str:
@@ -270,16 +305,18 @@ def main(argv: list[str] | None = None) -> int:
                     + signed_in_token(state["metadata"], args.token, args.token_command, agent)
                 }
             )
-            state["client"] = Client2026(Http(args.url, headers))
+            state["client"] = Client2026(Http(url, headers))
         return state["client"]  # type: ignore[no-any-return]
 
     if not args.open:
         steps.append(("sign-in metadata", sign_in))
-    steps += [
-        ("task round trip", lambda: round_trip(client(), args.timeout)),
-        ("parked task answered", lambda: parked_and_answered(client(), args.timeout)),
-        ("cancel", lambda: cancelled(client(), args.timeout)),
-    ]
+
+    def on_client(check: Callable[..., str], tool: str, arguments: dict[str, Any]) -> Callable[[], str]:
+        return lambda: check(client(), tool, arguments, args.timeout)
+
+    steps += [(f"task {tool}", on_client(task_to_its_end, tool, arguments)) for tool, arguments in args.task]
+    if args.cancel:
+        steps.append((f"cancel {args.cancel[0]}", on_client(cancelled, *args.cancel)))
     if args.stack:
         import boto3
 
@@ -289,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: alarm_topic(args.stack, boto3.client("cloudformation"), boto3.client("sns")),
             )
         )
-    print(f"smoke test of {args.url} ({urlsplit(args.url).netloc})", flush=True)
+    print(f"smoke test of {url} ({urlsplit(url).netloc})", flush=True)
     for name, step in steps:
         started = time.monotonic()
         try:
