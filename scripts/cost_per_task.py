@@ -326,20 +326,28 @@ _hour_over = threading.Event()
 
 
 def _register_hour_tool() -> None:
-    """A tool that works until the scenario's virtual hour is over."""
+    """A tool that works until the scenario's virtual hour is over. One tool for the process
+    (the registry is global), so a second copy of this script (a test loads it per test) takes
+    the tool's release event rather than its own."""
+    global _hour_over
     from pydantic import BaseModel
 
     from taskgate.tools.registry import Tool, registry
+
+    existing = registry.get("hour_of_work")
+    if existing is not None:
+        _hour_over = existing.fn.release  # type: ignore[attr-defined]
+        return
 
     class NoInput(BaseModel):
         pass
 
     def hour_of_work(args: Any, ctx: Any) -> str:
-        _hour_over.wait(300)
+        hour_of_work.release.wait(300)  # type: ignore[attr-defined]
         return "an hour of work"
 
-    if registry.get("hour_of_work") is None:
-        registry.add(Tool("hour_of_work", "Works until released.", NoInput, hour_of_work))
+    hour_of_work.release = _hour_over  # type: ignore[attr-defined]
+    registry.add(Tool("hour_of_work", "Works until released.", NoInput, hour_of_work))
 
 
 def _streams_on(server: Any, clock: VirtualClock) -> None:

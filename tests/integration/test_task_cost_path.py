@@ -102,6 +102,12 @@ def test_a_listen_stream_watching_two_tasks_costs_no_more_a_task_hour_than_polli
     cost = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cost)
     cost.HOUR = 120.0
+    # At the memory the template gives the function that holds listen streams.
+    from cfnlint.decode import decode
+
+    template, _ = decode(str(ROOT / "template.yaml"))
+    assert template is not None
+    cost.LISTEN_MB = template["Resources"]["StreamFunction"]["Properties"]["MemorySize"]
     cost._register_hour_tool()
     from taskgate.local.runtime import EmbeddedAws
 

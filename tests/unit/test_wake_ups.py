@@ -136,3 +136,38 @@ def test_changes_are_published_in_the_streams_order_and_a_refusal_names_where_to
     # "b:2" was refused: the stream delivers record 2 and everything after it again.
     assert WakeUps(refused).publish(changes) == 2
     assert [e.key for e in refused.put] == ["a:2"]
+
+
+def _template() -> dict[str, Any]:
+    import pathlib
+
+    from cfnlint.decode import decode
+
+    template, matches = decode(str(pathlib.Path(__file__).resolve().parents[2] / "template.yaml"))
+    assert not matches and template is not None
+    return template  # type: ignore[no-any-return]
+
+
+def test_the_stacks_mapping_reads_the_task_tables_stream_through_the_same_filter() -> None:
+    import json
+
+    from taskgate.domain.wake_ups import FILTER_PATTERNS
+
+    resources = _template()["Resources"]
+    function = resources["TaskEventsFunction"]["Properties"]
+    mapping = function["Events"]["TaskChanges"]["Properties"]
+    assert mapping["Stream"] == {"Fn::GetAtt": ["TaskTable", "StreamArn"]}
+    assert resources["TaskTable"]["Properties"]["StreamSpecification"] == {
+        "StreamViewType": "NEW_AND_OLD_IMAGES"
+    }
+    assert [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]] == FILTER_PATTERNS
+    # A failed record is retried, and the ones after it wait: nothing is skipped, order kept.
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["StartingPosition"] == "LATEST"
+    assert function["Environment"]["Variables"]["TASK_EVENT_BUS"] == {"Ref": "TaskEventBus"}
+    statements = [
+        s for p in function["Policies"] if isinstance(p, dict) and "Statement" in p for s in p["Statement"]
+    ]
+    assert [(s["Action"], s["Resource"]) for s in statements] == [
+        ("events:PutEvents", {"Fn::GetAtt": ["TaskEventBus", "Arn"]})
+    ]

@@ -8,7 +8,8 @@ and appends one JSON line per call to ``<directory>/calls-<pid>.jsonl``.
 
 Who made a call is read from the Python stack, as in Lambda each function has its own
 process: a worker step (functions/worker, domain/worker.py) is WorkerFunction, a sweep is
-SweeperFunction, moto's state machine executor is TaskStateMachine, and the request path
+SweeperFunction, a wake-up put on the bus (functions/events, domain/wake_ups.py) is
+TaskEventsFunction, moto's state machine executor is TaskStateMachine, and the request path
 (protocol, http_app, domain/service.py, functions/api) is ApiFunction. Calls made by none
 of them (a test's own setup and checks, the local runtime creating its resources) are not
 recorded.
@@ -28,6 +29,7 @@ ENV = "TASKGATE_AWS_CALL_LOG"
 
 # The first of these found anywhere on the stack names the caller (most specific first).
 _MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("TaskEventsFunction", ("functions/events/events_handler.py", "taskgate/domain/wake_ups.py")),
     ("WorkerFunction", ("functions/worker/worker_handler.py", "taskgate/domain/worker.py")),
     ("SweeperFunction", ("functions/sweeper/sweeper_handler.py", "taskgate/domain/sweeper.py")),
     ("TaskStateMachine", ("moto/stepfunctions/parser/",)),
@@ -117,6 +119,16 @@ def _taskgate_requirements(
         return [(f"states:{operation}", "*")]  # SendTask*: IAM takes no resource for them
     if service == "secretsmanager":
         return [(f"secretsmanager:{operation}", params["SecretId"])]
+    if service == "events" and operation == "PutEvents":
+        # IAM checks PutEvents against each entry's bus (a name, or an ARN).
+        buses = {entry.get("EventBusName") or "default" for entry in params.get("Entries", [])}
+        return [
+            (
+                "events:PutEvents",
+                bus if bus.startswith("arn:") else f"arn:aws:events:{region}:{account}:event-bus/{bus}",
+            )
+            for bus in sorted(buses)
+        ]
     if service == "lambda" and operation == "Invoke":
         name = params["FunctionName"]
         if not name.startswith("arn:"):
