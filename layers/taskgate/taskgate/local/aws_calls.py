@@ -68,6 +68,8 @@ def requirements(
     """The (IAM action, resource ARN) pairs one call needs."""
     if service in ("batch", "ecs", "glue"):
         return _job_requirements(service, operation, params, region)
+    if service == "events" and operation == "PutEvents":
+        return _bus_requirements(params, region)
     return _taskgate_requirements(service, operation, params, region, error)
 
 
@@ -119,22 +121,24 @@ def _taskgate_requirements(
         return [(f"states:{operation}", "*")]  # SendTask*: IAM takes no resource for them
     if service == "secretsmanager":
         return [(f"secretsmanager:{operation}", params["SecretId"])]
-    if service == "events" and operation == "PutEvents":
-        # IAM checks PutEvents against each entry's bus (a name, or an ARN).
-        buses = {entry.get("EventBusName") or "default" for entry in params.get("Entries", [])}
-        return [
-            (
-                "events:PutEvents",
-                bus if bus.startswith("arn:") else f"arn:aws:events:{region}:{account}:event-bus/{bus}",
-            )
-            for bus in sorted(buses)
-        ]
     if service == "lambda" and operation == "Invoke":
         name = params["FunctionName"]
         if not name.startswith("arn:"):
             name = f"arn:aws:lambda:{region}:{account}:function:{name}"
         return [("lambda:InvokeFunction", name)]
     return [(f"{service}:{operation}", "*")]
+
+
+def _bus_requirements(params: dict[str, Any], region: str) -> list[tuple[str, str]]:
+    """IAM checks PutEvents against each entry's bus (a name, or an ARN)."""
+    buses = {entry.get("EventBusName") or "default" for entry in params.get("Entries", [])}
+    return [
+        (
+            "events:PutEvents",
+            bus if bus.startswith("arn:") else f"arn:aws:events:{region}:{ACCOUNT}:event-bus/{bus}",
+        )
+        for bus in sorted(buses)
+    ]
 
 
 def _job_requirements(
