@@ -317,9 +317,17 @@ class RehearsalAws:
     """What the deploy checks' handler may ask AWS during a rehearsed deploy: an account with
     room to spare (unless told otherwise) and a stack in ``stack_status``. Every call is kept."""
 
-    def __init__(self, *, stack_status: str = "UPDATE_IN_PROGRESS", concurrency: int = 100_000) -> None:
+    def __init__(
+        self,
+        *,
+        stack_status: str = "UPDATE_IN_PROGRESS",
+        concurrency: int = 100_000,
+        functions: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         self.stack_status = stack_status
         self.concurrency = concurrency
+        # The stack's functions as deployed before (logical id -> environment), for an upgrade.
+        self.functions = functions or {}
         self.calls: list[Call] = []
 
     def call(self, service: str, operation: str, **params: Any) -> dict[str, Any]:
@@ -333,6 +341,16 @@ class RehearsalAws:
             }
         if (service, operation) == ("cloudformation", "DescribeStacks"):
             return {"Stacks": [{"StackName": "taskgate", "StackStatus": self.stack_status}]}
+        if (service, operation) == ("cloudformation", "DescribeStackResource"):
+            name = params["LogicalResourceId"]
+            if name not in self.functions:  # as CloudFormation answers: a ValidationError
+                raise LookupError(f"Resource {name} does not exist for stack taskgate")
+            return {
+                "StackResourceDetail": {"LogicalResourceId": name, "PhysicalResourceId": f"taskgate-{name}"}
+            }
+        if (service, operation) == ("lambda", "GetFunctionConfiguration"):
+            name = params["FunctionName"].removeprefix("taskgate-")
+            return {"Environment": {"Variables": self.functions[name]}}
         if (service, operation) == ("stepfunctions", "ListStateMachines"):
             return {
                 "stateMachines": [{"stateMachineArn": arn, "name": arn.rsplit(":", 1)[1]} for arn in MACHINES]
@@ -362,7 +380,8 @@ def invoke_checks(
         **event,
     }
     if hasattr(checks, "handle"):  # this release's handler: AWS passed in, the answer returned
-        return dict(checks.handle(event, aws))
+        with contextlib.redirect_stdout(io.StringIO()):  # what it logs for CloudWatch
+            return dict(checks.handle(event, aws))
     # An older inline handler: it PUTs its answer, and takes the account settings as a callable.
     sent: list[dict[str, Any]] = []
 
@@ -684,6 +703,7 @@ KINDS = {
     "rollback-refused": "an update's rollback sends a custom resource its old properties, which it refuses",
     "no-service-timeout": "a custom resource waits an hour for a lost answer (ServiceTimeout unset)",
     "refused-silently": "an upgrade is refused without saying what to set",
+    "value-lost": "an upgrade drops a value a removed Parameter gave the functions, saying nothing",
     "cold-start-fails": "a configuration deploys but its functions cannot start (Settings refuses it)",
     "wake-ups-lost": "a change of a task made during the deploy wakes nobody (the stream or its reader replaced)",
 }
@@ -1221,32 +1241,137 @@ def suggested(refusals: list[str]) -> dict[str, str]:
     return out
 
 
+def make_deploy_values(before: Deployed, after: Release) -> dict[str, str]:
+    """The overrides ``make deploy`` (scripts/deploy.py) saves before deploying ``after`` over a
+    stack deployed as ``before``: the values of Parameters ``after`` no longer has, carried into
+    their new homes (taskgate/former_parameters.py, as this checkout has it)."""
+    from taskgate.former_parameters import FORMER, carry
+
+    leaving = {n: v for n, v in before.values.items() if n in FORMER and n not in after.parameters}
+    carried = carry(
+        leaving,
+        tuning=before.values.get("Tuning", ""),
+        job_arns=before.values.get("JobArns", ""),
+    )
+    assert not carried.refused, carried.refused
+    return carried.overrides
+
+
+def configuration_refusals(before: Deployed, after: Deployed) -> list[str]:
+    """What the new release's configuration custom resources answer, run as an upgrade runs them:
+    a Create (or an Update of the old one's properties) while the functions still run with
+    ``before``'s environment."""
+    checks = after.release.checks
+    if checks is None:
+        return []
+    old, new = before.resolved(), after.resolved()
+    functions = {
+        name: {k: str(v) for k, v in r["Properties"].get("Environment", {}).get("Variables", {}).items()}
+        for name, r in old.items()
+        if r["Type"] == "AWS::Lambda::Function"
+    }
+    out = []
+    for name, r in new.items():
+        if r["Type"] != "Custom::Configuration":
+            continue
+        if name in old:
+            event = _update(name, r["Type"], r["Properties"], old[name]["Properties"])
+        else:
+            event = {
+                "RequestType": "Create",
+                "LogicalResourceId": name,
+                "ResourceType": r["Type"],
+                "ResourceProperties": r["Properties"],
+            }
+        answer = invoke_checks(checks, event, RehearsalAws(functions=functions))
+        if answer["Status"] != "SUCCESS":
+            out.append(f"{name}: {answer.get('Reason', '')}")
+    return out
+
+
+def values_lost(before: Deployed, after: Deployed) -> list[str]:
+    """Each value a Parameter ``after`` no longer has gave ``before``'s functions (not its
+    default) that ``after``'s functions do not run with: CloudFormation forgot it, and nothing said so."""
+    from taskgate.former_parameters import FORMER, TUNING, is_default, pairs, variable
+
+    lost = []
+    old, new = _environment(before), _environment(after)
+    for name, former in FORMER.items():
+        if former.home != TUNING or name in after.release.parameters or name not in before.values:
+            continue
+        if is_default(name, before.values[name]):
+            continue
+        for key, value in old.items():
+            function, var = key.split(".", 1)
+            if var != variable(name) or (f"{function}.TUNING" not in new and f"{function}.{var}" not in new):
+                continue
+            now = new.get(f"{function}.{var}") or pairs(str(new.get(f"{function}.TUNING", ""))).get(name)
+            if str(now) != str(value):
+                lost.append(f"{function} ran with {name} {value}; now {now or 'the default'}")
+    return lost
+
+
+def former_values(previous: Release, current: Release) -> dict[str, str]:
+    """A value other than the default for each Parameter ``previous`` has and ``current`` keeps
+    only as a Tuning key, as many together as a Tuning takes (each at a boundary or a sample)."""
+    from taskgate.former_parameters import FORMER, TUNING
+    from taskgate.tuning import TuningError, parse_tuning
+
+    chosen: dict[str, str] = {}
+    for name in previous.parameters:
+        if name in current.parameters or FORMER.get(name, None) is None or FORMER[name].home != TUNING:
+            continue
+        for value in values_of(previous, name):
+            trial = {**chosen, name: value}
+            try:
+                parse_tuning(" ".join(f"{k}={v}" for k, v in trial.items()))
+            except TuningError:
+                continue
+            chosen = trial
+            break
+    return chosen
+
+
 def upgrade(
     previous: Release,
     current: Release,
     parameters: dict[str, str] | None = None,
     case: str = "",
+    *,
+    make_deploy: bool = False,
 ) -> tuple[list[Finding], list[str]]:
     """An upgrade of a stack deployed from ``previous`` with ``parameters`` (its defaults) to
-    ``current`` with ``sam deploy``: refused with a message that says what to set (then
-    deployed as told), or deployed; then people and agents must still sign in and tasks run."""
+    ``current`` with ``sam deploy`` (or ``make deploy``, which first carries the values of
+    Parameters ``current`` no longer has): refused with a message that says what to set (then
+    deployed as told), or deployed; then people and agents must still sign in, tasks run, and
+    every value the deployer chose still reach the functions."""
     old = Deployed(previous, parameters or {}, label=f"{previous.label}")
-    case = case or f"upgrade {previous.label} ({old.label}) -> {current.label}"
-    values = sam_deploy_values(old, current)
-    new = Deployed(current, values, label=current.label)
+    how = "make deploy" if make_deploy else "sam deploy"
+    case = case or f"upgrade {previous.label} ({old.label}) -> {current.label} ({how})"
+    told = make_deploy_values(old, current) if make_deploy else {}
+    new = Deployed(current, sam_deploy_values(old, current, told), label=current.label)
     notes = []
-    if new.invalid or new.refusals:
-        told = suggested(new.refusals)
-        notes.append(f"refused: {'; '.join(new.invalid + new.refusals)}")
-        if not told:
-            return [Finding("refused-silently", "Rules", "; ".join(new.invalid + new.refusals), case)], notes
+    if told:
+        notes.append(f"make deploy carried: {describe(told)}")
+    for _ in range(2):  # the template's Rules, then the deploy checks: each says what to set
+        refusals = new.invalid + new.refusals or configuration_refusals(old, new)
+        if not refusals:
+            break
+        notes.append(f"refused: {'; '.join(refusals)}")
+        more = suggested(refusals)
+        if not more:
+            return [Finding("refused-silently", "Rules", "; ".join(refusals), case)], notes
+        told = {**told, **more}
         new = Deployed(current, sam_deploy_values(old, current, told), label=f"{current.label} as told")
-        notes.append(f"deployed as told: {describe(told)}")
-        if new.invalid or new.refusals:
-            return [Finding("refused-silently", "Rules", "; ".join(new.invalid + new.refusals), case)], notes
+        notes.append(f"deployed as told: {describe(more)}")
+    refusals = new.invalid + new.refusals or configuration_refusals(old, new)
+    if refusals:
+        return [Finding("refused-silently", "Rules", "; ".join(refusals), case)], notes
     findings = Transition(old, new, case).check()
     for lost in sign_in_lost(sign_in(old), sign_in(new)):
         findings.append(Finding("sign-in-lost", "sign-in", lost, case))
+    for lost in values_lost(old, new):
+        findings.append(Finding("value-lost", "Tuning", lost, case))
     return findings, notes
 
 
@@ -1442,6 +1567,18 @@ def rehearse(
         findings.update(found)
         report.upgrade_notes.extend(notes)
         report.transitions += 1
+        # A stack that chose values for Parameters this release no longer has: neither a plain
+        # sam deploy nor make deploy may drop them.
+        chosen = former_values(previous, rel)
+        if chosen:
+            for make_deploy in (False, True):
+                found, notes = upgrade(previous, rel, chosen, make_deploy=make_deploy)
+                findings.update(found)
+                how = "make deploy" if make_deploy else "sam deploy"
+                report.upgrade_notes.extend(
+                    f"with {len(chosen)} removed Parameters set, {how}: {n[:160]}" for n in notes
+                )
+                report.transitions += 1
     report.findings = sorted(findings, key=lambda f: (f.kind, f.case, f.where))
     report.configurations = len(configurations)
     report.translations = TRANSLATIONS[0] - translations
@@ -1461,10 +1598,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(report.summary())
     return 1 if report.findings else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
 
 
 # ---------------------------------------------------------------------------- what Parameters come to mean
@@ -1538,12 +1671,34 @@ def meaning_changes(previous: Release, current: Release) -> dict[str, str]:
     return out
 
 
+def removed_parameter(name: str, value: str, default: str) -> str:
+    """Where the value of a Parameter this release no longer has goes, and what each way of
+    deploying does with this stack's ``value``."""
+    from taskgate.former_parameters import FORMER, JOB_ARNS, TUNING, home
+
+    if name not in FORMER:
+        return f"removed: dropped (this stack's {value!r} is forgotten)"
+    out = f"removed: {home(name)}"
+    if value == default:
+        return out + f"; this stack has the default {value!r}: nothing to carry"
+    former = FORMER[name]
+    if former.home == TUNING:
+        return out + (
+            f"; this stack's {value!r}: make deploy carries it into Tuning and saves it; a plain "
+            f'sam deploy is refused until Tuning sets it (Tuning="{name}={value}")'
+        )
+    if former.home == JOB_ARNS:
+        return out + (
+            f"; this stack's {value!r}: make deploy adds it to JobArns and saves it; a plain sam "
+            f"deploy drops it (the jobs' IAM with it): set JobArns to include it"
+        )
+    return out + f"; this stack's {value!r}: make deploy refuses until run with --drop {name}"
+
+
 def upgrade_report(
     previous: Release, current: Release, values: dict[str, str] | None = None
 ) -> list[tuple[str, str]]:
     """(Parameter or topic, what an upgrade from ``previous`` deployed with ``values`` does to it)."""
-    from taskgate.tuning import EXPORTED, KEYS
-
     old = Deployed(previous, values or {})
     report: list[tuple[str, str]] = []
     for name in previous.parameters:
@@ -1557,11 +1712,7 @@ def upgrade_report(
                     )
                 )
             continue
-        value, chosen = old.values[name], old.values[name] != previous.default(name)
-        where = f"now the Tuning key {name}" if name in KEYS or name in EXPORTED else "dropped"
-        report.append(
-            (name, f"removed: {where}" + (f"; this stack's {value!r} must be set there" if chosen else ""))
-        )
+        report.append((name, removed_parameter(name, old.values[name], previous.default(name))))
     for name, what in meaning_changes(previous, current).items():
         report.append((name, what))
     findings, notes = upgrade(previous, current, values)
@@ -1570,3 +1721,7 @@ def upgrade_report(
     for f in findings:
         report.append(("sign-in" if f.kind == "sign-in-lost" else f.kind, f"{f.where}: {f.message}"))
     return report
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

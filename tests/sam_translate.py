@@ -69,6 +69,13 @@ def _translate(parameters: dict[str, str] | None, template: dict[str, Any] | Non
     return transform(doc, dict(parameters or {}), _NoManagedPolicies())  # type: ignore[no-any-return]
 
 
+def environment(function: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
+    """A function's environment variables as SAM gives it them (Globals' merged in, unless the
+    function ignores them), intrinsics unresolved. StreamingApi is on, so StreamFunction is there."""
+    translated = translate({"StreamingApi": "true", **(parameters or {})})
+    return translated["Resources"][function]["Properties"]["Environment"]["Variables"]  # type: ignore[no-any-return]
+
+
 def versions(translated: dict[str, Any]) -> dict[str, str]:
     """Each aliased function's published version: function logical id -> version logical id."""
     out: dict[str, str] = {}

@@ -9,7 +9,10 @@ rollback) waits; never a task's code.
 - ``Custom::Configuration``: the fingerprint of everything a function's published version runs
   with (its Description carries it, so a change publishes a version, and only a change does).
   The ``Tuning`` string among its properties is checked as the functions will read it: a
-  misspelt key or a value out of bounds fails the deploy, naming it.
+  misspelt key or a value out of bounds fails the deploy, naming it. And an upgrade must not
+  drop what the functions named in ``UpgradesFunctions`` run with from a Parameter a release
+  removed (CloudFormation forgets it, value and all): read before they are updated, a value
+  the new Tuning does not set fails the deploy, saying the Tuning to set.
 - ``Custom::StateMachines``: the task state machines the stack's tasks may run on - the current
   one and any an upgrade replaced (kept, with their executions) - for the functions' settings
   and IAM: a replaced machine's tasks can still be read, answered, stopped and swept.
@@ -87,12 +90,16 @@ def preflight(properties: dict[str, Any], old: dict[str, Any] | None, aws: Aws) 
 # ---------------------------------------------------------------- Custom::Configuration
 
 
+# Properties that say how to check, not what a function runs with: not in the fingerprint.
+_NOT_CONFIGURATION = frozenset({"ServiceToken", "UpgradesFunctions"})
+
+
 def fingerprint(properties: dict[str, Any]) -> str:
-    values = {k: v for k, v in properties.items() if k != "ServiceToken"}
+    values = {k: v for k, v in properties.items() if k not in _NOT_CONFIGURATION}
     return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def configuration(properties: dict[str, Any]) -> dict[str, str]:
+def configuration(properties: dict[str, Any], stack_id: str = "", aws: Aws | None = None) -> dict[str, str]:
     tuning = properties.get("Tuning")
     if tuning:
         from taskgate.tuning import TuningError, parse_tuning  # the layer's: the functions' own check
@@ -101,7 +108,53 @@ def configuration(properties: dict[str, Any]) -> dict[str, str]:
             parse_tuning(str(tuning))
         except TuningError as error:
             raise Refused(f"Tuning: {error}") from None
+    if aws is not None and "Tuning" in properties and properties.get("UpgradesFunctions"):
+        kept_values(properties, stack_id, aws)
     return {"Fingerprint": fingerprint(properties)}
+
+
+def _running_environment(stack_id: str, function: str, aws: Aws) -> dict[str, str] | None:
+    """What the stack's function ``function`` (a logical id) runs with now; None where it does
+    not exist yet (a first create) or cannot be read (then the check passes: make deploy is the
+    path that carries values; this one only catches a plain sam deploy)."""
+    try:
+        detail = aws.call(
+            "cloudformation", "DescribeStackResource", StackName=stack_id, LogicalResourceId=function
+        ).get("StackResourceDetail", {})
+        name = detail.get("PhysicalResourceId")
+        if not name:
+            return None
+        found = aws.call("lambda", "GetFunctionConfiguration", FunctionName=name)
+    except Exception as exc:  # no such resource yet, or not allowed to read it
+        print(f"not read: {function}'s environment ({type(exc).__name__}: {exc})")
+        return None
+    return dict(found.get("Environment", {}).get("Variables", {}))
+
+
+def kept_values(properties: dict[str, Any], stack_id: str, aws: Aws) -> None:
+    """Refuse a Tuning that drops a value the running functions have from a removed Parameter."""
+    from taskgate.former_parameters import dropped_values, settable, with_keys
+
+    tuning = str(properties.get("Tuning") or "")
+    dropped: dict[str, str] = {}
+    for function in properties["UpgradesFunctions"]:
+        environment = _running_environment(stack_id, str(function), aws)
+        if environment:
+            dropped.update(dropped_values(environment, tuning))
+    if dropped:
+        named = ", ".join(f"{k} {v}" for k, v in dropped.items())
+        told = {k: settable(k, v) for k, v in dropped.items()}
+        bounded = "".join(
+            f" {k} {v} is out of its bounds now: {told[k]} is the nearest it takes."
+            for k, v in dropped.items()
+            if told[k] != v
+        )
+        raise Refused(
+            f"This stack runs with {named}, from Parameters this release no longer has (their "
+            f"values go into the Tuning string now), and this deploy would return them to their "
+            f'defaults.{bounded} Set Tuning="{with_keys(tuning, told)}" (to take a default '
+            f"instead, give that key its default value there). make deploy carries them for you."
+        )
 
 
 # ---------------------------------------------------------------- Custom::StateMachines
@@ -175,7 +228,7 @@ def handle(event: dict[str, Any], aws: Aws) -> dict[str, Any]:
         elif kind == "Custom::AccountPreflight":
             data = preflight(props, event.get("OldResourceProperties"), aws)
         elif kind == "Custom::Configuration":
-            data = configuration(props)
+            data = configuration(props, event["StackId"], aws)
         elif kind == "Custom::StateMachines":
             data = state_machines(props, event["StackId"], aws)
     except Refused as refused:

@@ -16,9 +16,12 @@ from tests.rehearsal import (
     Release,
     Transition,
     create_rollback,
+    former_values,
     rehearse,
     release,
+    removed_parameter,
     upgrade,
+    upgrade_report,
 )
 
 # main when the third review was made: N1-N4 are in it.
@@ -149,6 +152,44 @@ def test_n4_the_upgrade_report_says_what_a_parameter_comes_to_mean(
     assert "sign-in" not in parameters  # kept whole once set as told
 
 
+def test_an_upgrade_keeps_what_the_deployer_chose_for_a_parameter_this_release_removed() -> None:
+    """A stack of the previous release with a value other than the default for every Parameter
+    that is a Tuning key now: a plain sam deploy (CloudFormation forgets the Parameter) is
+    refused by the configuration custom resource with the Tuning to set, and deployed so keeps
+    them all; make deploy carries them first and is not refused."""
+    previous, current = release(PREVIOUS_RELEASE), release(None)
+    chosen = former_values(previous, current)
+    assert {"MaxTtlMs", "LogLevel", "StaleAfterSeconds", "AllowedHosts"} <= set(chosen), chosen
+    found, notes = upgrade(previous, current, chosen)
+    assert found == [], found
+    refusal = next(n for n in notes if n.startswith("refused: ApiConfiguration:"))
+    told = refusal.split('Set Tuning="', 1)[1].split('"', 1)[0]
+    assert sorted(told.split()) == sorted(f"{k}={v}" for k, v in chosen.items())
+    found, notes = upgrade(previous, current, chosen, make_deploy=True)
+    assert found == [], found
+    assert notes[0].startswith("make deploy carried: Tuning=")
+    assert not any("ApiConfiguration" in n for n in notes), notes
+
+
+def test_the_upgrade_report_says_where_each_removed_parameters_value_goes() -> None:
+    """scripts/upgrade_diff.py's Parameters section, per removed Parameter: its new home, and
+    what make deploy and a plain sam deploy do with the stack's value."""
+    report = dict(upgrade_report(release(PREVIOUS_RELEASE), release(None), {"MaxTtlMs": "604800000"}))
+    assert report["MaxTtlMs"] == (
+        'removed: its value goes to the Tuning key MaxTtlMs (Tuning="MaxTtlMs=<value>"); this '
+        "stack's '604800000': make deploy carries it into Tuning and saves it; a plain sam deploy "
+        'is refused until Tuning sets it (Tuning="MaxTtlMs=604800000")'
+    )
+    assert report["PollIntervalMs"].endswith("this stack has the default '1000': nothing to carry")
+    assert report["EndpointUrl"].startswith("removed: its value has no new home: it was for sam local")
+    queue = "arn:aws:batch:us-east-1:123456789012:job-queue/q"
+    assert removed_parameter("JobBatchQueueArns", queue, "") == (
+        "removed: its value goes to JobArns (one list of every job's ARNs, of any kind); this "
+        f"stack's '{queue}': make deploy adds it to JobArns and saves it; a plain sam deploy drops it "
+        "(the jobs' IAM with it): set JobArns to include it"
+    )
+
+
 def test_the_upgrade_notes_name_every_parameter_an_upgrade_changes() -> None:
     """docs/deploying/upgrading.md's notes from the previous release name each Parameter it
     had that is gone, has another default, or reaches less than it did (n10)."""
@@ -211,3 +252,13 @@ def test_it_finds_n4_an_upgrade_from_jwt_locks_people_out(reviewed: object) -> N
     assert any("McpClient loses callbacks" in m for m in lost), found
     assert any("McpClient loses scopes ['taskgate/tasks']" in m for m in lost), found
     assert any("no longer accepts client ids" in m for m in lost), found
+
+
+def test_on_main_before_it_a_plain_sam_deploy_dropped_those_values_saying_nothing() -> None:
+    """69de74f (main when issue 29's first half merged): the Tuning replaced 21 Parameters, and
+    an upgrade with sam deploy returned each value a deployer had chosen to its default."""
+    previous = release(PREVIOUS_RELEASE)
+    found, notes = upgrade(previous, release("69de74f"), former_values(previous, release(None)))
+    lost = {f.message.split(" ran with ", 1)[1].split(" ", 1)[0] for f in found if f.kind == "value-lost"}
+    assert {"MaxTtlMs", "LogLevel", "StaleAfterSeconds", "AllowedHosts"} <= lost, found
+    assert not any("ApiConfiguration" in n for n in notes), notes

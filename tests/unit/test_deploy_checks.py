@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.sam_translate import ROOT, deploy_checks, source, translate
+from tests.sam_translate import ROOT, deploy_checks, environment, source, translate
 
 # What a new AWS account gets: Lambda concurrency 10, all of it unreserved.
 NEW_ACCOUNT = {"ConcurrentExecutions": 10, "UnreservedConcurrentExecutions": 10}
@@ -253,12 +253,10 @@ def test_the_machines_an_upgrade_replaced_are_found_by_their_tags() -> None:
         a.replace(":stateMachine:", ":execution:") + ":*"
         for a in (arn("TaskStateMachine-New1"), arn("taskgate-task"), arn("TaskStateMachine-Old1"))
     ]
-    template = source()["Resources"]
     for function in ("ApiFunction", "SweeperFunction", "StreamFunction"):
-        env = template[function]["Properties"]["Environment"]["Variables"]
-        assert env["PREVIOUS_STATE_MACHINE_ARNS"] == {"Fn::GetAtt": ["TaskStateMachines", "Previous"]}, (
-            function
-        )
+        assert environment(function)["PREVIOUS_STATE_MACHINE_ARNS"] == {
+            "Fn::GetAtt": ["TaskStateMachines", "Previous"]
+        }, function
 
 
 def test_a_misspelt_tuning_key_fails_the_deploy_naming_it() -> None:

@@ -105,8 +105,12 @@ def test_a_saved_configuration_is_deployed_without_questions(
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({"SignInPeople": "n"}))
     args = ["--template", str(ROOT / "template.yaml"), "--config", str(config), "--dry-run"]
-    assert deploy.main([*args, "--answers", str(answers)]) == 0
+
+    def no_stack(stack: str, region: str | None, profile: str | None) -> None:
+        return None  # a first deploy: nothing deployed before
+
+    assert deploy.main([*args, "--answers", str(answers)], read_stack=no_stack) == 0
     assert "SignInPeople=false" in config.read_text()
-    assert deploy.main(args) == 0
+    assert deploy.main(args, read_stack=no_stack) == 0
     out = capsys.readouterr().out
     assert f"$ sam deploy --config-file {config} --config-env default" in out

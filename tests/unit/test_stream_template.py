@@ -11,7 +11,7 @@ from cfnlint.decode import decode
 
 from taskgate.config import Settings
 from tests.cfn_eval import Evaluator
-from tests.sam_translate import translate
+from tests.sam_translate import environment, translate
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # What may differ between ApiFunction's and StreamFunction's settings: the front, and which
@@ -38,6 +38,12 @@ def _template_conditions() -> dict[str, Any]:
 
 
 def _env(resources: dict[str, Any], name: str) -> dict[str, Any]:
+    """The function's environment as deployed: Globals' and its own (SAM merges them)."""
+    return environment(name)
+
+
+def _written(resources: dict[str, Any], name: str) -> dict[str, Any]:
+    """What the function's own Environment writes (without Globals')."""
     return resources[name]["Properties"]["Environment"]["Variables"]  # type: ignore[no-any-return]
 
 
@@ -116,6 +122,41 @@ def test_both_functions_serve_with_the_same_settings_and_rights_but_their_front(
         ".execute-api.${AWS::Region}.${AWS::URLSuffix}/stream/mcp"
     )
     assert resources["StreamApiStage"]["Properties"]["StageName"] == "stream"
+
+
+def test_what_both_serve_with_is_written_once() -> None:
+    """The serving environment is Globals' (SAM merges it into each function): each of the two
+    writes only its front, so a change of a shared value is one edit (issue 29)."""
+    resources = _resources()
+    for name in ("ApiFunction", "StreamFunction"):
+        assert set(_written(resources, name)) <= FRONT, name
+        assert "IgnoreGlobals" not in resources[name], name
+    serving = _template_globals()
+    assert {"STATE_MACHINE_ARN", "AUTH_MODE", "OAUTH_ISSUER", "PUBLIC_URL"} <= set(serving)
+    assert all(
+        environment(name)[key] == value
+        for name in ("ApiFunction", "StreamFunction")
+        for key, value in serving.items()
+    )
+
+
+def test_functions_that_serve_no_mcp_take_none_of_its_environment() -> None:
+    """The worker and the sweeper ignore Globals' environment (the worker's STATE_MACHINE_ARN
+    would be a circular dependency) and still have what every function has."""
+    resources = _resources()
+    serving = _template_globals()
+    every_function = dict(list(serving.items())[: list(serving).index("STATE_MACHINE_ARN")])
+    assert set(every_function) >= {"TASK_TABLE", "TUNING", "AWS_ENDPOINT_URL", "POWERTOOLS_SERVICE_NAME"}
+    own = {
+        "WorkerFunction": {"RESULT_BUCKET", "PUBLIC_URL", "PIPELINE_STATE_MACHINE_ARN", "TOOL_SECRET_ARNS"},
+        "SweeperFunction": {"STATE_MACHINE_ARN", "PREVIOUS_STATE_MACHINE_ARNS"},
+    }
+    for name, theirs in own.items():
+        assert resources[name]["IgnoreGlobals"] == ["Environment"], name
+        env = environment(name)
+        assert set(env) == set(every_function) | theirs, name
+        assert {k: env[k] for k in every_function} == every_function, name
+        assert all(env[k] == serving[k] for k in theirs if k in serving), name
 
 
 def _evaluator(parameters: dict[str, str]) -> tuple[dict[str, Any], Evaluator]:

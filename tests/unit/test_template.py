@@ -15,6 +15,7 @@ from typing import Any
 from cfnlint.decode import decode
 
 from taskgate.local.runtime import TABLE_DEFINITION, TTL_ATTRIBUTE
+from tests.sam_translate import environment
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -422,7 +423,7 @@ def test_mcp_clients_can_discover_sign_in() -> None:
     assert not any(r["Type"] == "AWS::ApiGatewayV2::Authorizer" for r in resources.values())
     stage = resources["McpApiApiGatewayDefaultStage"]["DependsOn"]
     assert {name for name, r in resources.items() if r["Type"] == "AWS::ApiGatewayV2::Route"} <= set(stage)
-    env = resources["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    env = environment("ApiFunction")
     from taskgate.config import Settings
 
     sign_in = {name for name in env if name.startswith(("AUTH_", "OAUTH_"))}
@@ -465,7 +466,7 @@ def test_the_template_reads_sign_in_as_the_function_does() -> None:
     from tests.cfn_eval import Evaluator
 
     base = {"TASK_TABLE": "t", "PUBLIC_URL": "https://x.example", "OAUTH_ISSUER": "https://i.example"}
-    auth_mode = _template()["Resources"]["ApiFunction"]["Properties"]["Environment"]["Variables"]["AUTH_MODE"]
+    auth_mode = environment("ApiFunction")["AUTH_MODE"]
     for values in itertools.product(["true", "false"], repeat=3):
         params = {
             **_deployed_parameters("default"),

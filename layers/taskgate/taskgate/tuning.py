@@ -120,7 +120,7 @@ def _bounded(key: str, value: str) -> None:
         except ValueError:
             raise TuningError(f"{key} must be a number, not '{value}'") from None
         if not low <= number <= high:
-            raise TuningError(f"{key} must be between {low:g} and {high:g}, not {value}")
+            raise TuningError(f"{key} must be between {low:.0f} and {high:.0f}, not {value}")
 
 
 def environment(text: str) -> dict[str, str]:
