@@ -32,7 +32,15 @@ pipeline, whose cost does not grow with the wait), against the same hour in a wo
 holds its Lambda (four 15-minute steps) or one that polls the job every minute (a step a
 minute). The client's own polling is left out of all three: it is the same for each.
 
-    python scripts/cost_per_task.py [--json out.json] [--only NAME]
+Five more price push against polling (issue 30): a 2026-07-28 client polling ``tasks/get`` for
+an hour at the task's pollIntervalMs, and one host watching one, two or ten such tasks with
+``subscriptions/listen`` on the streaming endpoint for the hour (a stream of LISTEN_SECONDS,
+then a re-listen, until the hour is over; one batch read of the watched tasks a second; the
+heartbeats, the place each stream holds and renews, and the REST API's requests included).
+Each stream holds its function for its whole length: priced at the listen function's size
+(``--listen-mb``, the StreamFunction's memory), as a watched task-hour beside polling's.
+
+    python scripts/cost_per_task.py [--json out.json] [--only NAME] [--listen-mb 128]
 """
 
 from __future__ import annotations
@@ -71,6 +79,9 @@ PRICES = {
 # Assumed, not measured: one worker step of a short tool, one API request.
 WORKER_STEP = {"ms": 120, "mb": 1024}
 API_REQUEST = {"ms": 25, "mb": 512}
+# The function a listen stream holds for its whole length (StreamFunction), by default sized
+# for waiting (--listen-mb); 512 MB is ApiFunction's default, for comparison.
+LISTEN_MB = 192
 
 
 _observer = threading.local()
@@ -175,6 +186,21 @@ def metered(meter: Meter) -> Iterator[None]:
 
     DynamoHandler.get_item = handler_get_item
 
+    # A BatchGetItem is priced as its items read one by one (consistent or not, as asked).
+    handler_batch = DynamoHandler.batch_get_item
+    handler_originals["batch_get_item"] = handler_batch
+
+    def handler_batch_get_item(self: Any, *a: Any, **k: Any) -> Any:
+        requests = self.body.get("RequestItems", {}).values()
+        flags.consistent = all(bool(r.get("ConsistentRead", False)) for r in requests)
+        flags.batch = True
+        try:
+            return handler_batch(self, *a, **k)
+        finally:
+            flags.batch = False
+
+    DynamoHandler.batch_get_item = handler_batch_get_item
+
     def put_item(self: Any, table_name: str, item_attrs: dict[str, Any], *a: Any, **k: Any) -> Any:
         key = {"taskId": item_attrs["taskId"]}
         state["inside"] = True
@@ -209,7 +235,8 @@ def metered(meter: Meter) -> Iterator[None]:
         item = get(self, table_name, keys, *a, **k)
         if not state["inside"] and not state["writing"]:
             consistent = getattr(flags, "consistent", True)
-            meter.read("GetItem", item.size() if item is not None else 0, consistent=consistent)
+            op = "BatchGetItem (per item)" if getattr(flags, "batch", False) else "GetItem"
+            meter.read(op, item.size() if item is not None else 0, consistent=consistent)
         return item
 
     def delete_item(self: Any, table_name: str, key: dict[str, Any], *a: Any, **k: Any) -> Any:
@@ -299,20 +326,28 @@ _hour_over = threading.Event()
 
 
 def _register_hour_tool() -> None:
-    """A tool that works until the scenario's virtual hour is over."""
+    """A tool that works until the scenario's virtual hour is over. One tool for the process
+    (the registry is global), so a second copy of this script (a test loads it per test) takes
+    the tool's release event rather than its own."""
+    global _hour_over
     from pydantic import BaseModel
 
     from taskgate.tools.registry import Tool, registry
+
+    existing = registry.get("hour_of_work")
+    if existing is not None:
+        _hour_over = existing.fn.release  # type: ignore[attr-defined]
+        return
 
     class NoInput(BaseModel):
         pass
 
     def hour_of_work(args: Any, ctx: Any) -> str:
-        _hour_over.wait(300)
+        hour_of_work.release.wait(300)  # type: ignore[attr-defined]
         return "an hour of work"
 
-    if registry.get("hour_of_work") is None:
-        registry.add(Tool("hour_of_work", "Works until released.", NoInput, hour_of_work))
+    hour_of_work.release = _hour_over  # type: ignore[attr-defined]
+    registry.add(Tool("hour_of_work", "Works until released.", NoInput, hour_of_work))
 
 
 def _streams_on(server: Any, clock: VirtualClock) -> None:
@@ -520,6 +555,71 @@ def wait_one_hour(name: str, server: Any) -> tuple[str, int, float]:
     raise AssertionError("the stream never delivered the result")
 
 
+POLL_2026 = "2026 client polls tasks/get for an hour"
+LISTEN_TASKS = (1, 2, 10)
+LISTEN_SCENARIOS = tuple(f"listen, {n} task{'s' if n > 1 else ''} watched for an hour" for n in LISTEN_TASKS)
+
+
+def _post_2026(server: Any, counter: list[int], method: str, params: dict[str, Any]) -> Any:
+    counter[0] += 1
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    if method == "tools/call":
+        headers["mcp-name"] = params["name"]
+    elif "taskId" in params:
+        headers["mcp-name"] = params["taskId"]
+    body = {"jsonrpc": "2.0", "id": counter[0], "method": method, "params": {**params, "_meta": meta_2026()}}
+    return server.handle(body, headers, "cost")
+
+
+def poll_or_listen_one_hour(name: str, server: Any) -> tuple[str, int, float]:
+    """A 2026-07-28 client waits an hour on tasks that work that long: polling tasks/get at
+    the task's pollIntervalMs, or watching one, two or ten of them with subscriptions/listen
+    (streams of LISTEN_SECONDS, each followed by a re-listen): (a task id, requests, held s)."""
+    clock = VirtualClock()
+    listens = next(e for e in server.eras if e.version == "2026-07-28")._listens
+    listens._sleep = clock.server_sleep
+    listens._monotonic = clock.monotonic
+    _hour_over.clear()
+    counter = [0]
+    watched = LISTEN_TASKS[LISTEN_SCENARIOS.index(name)] if name in LISTEN_SCENARIOS else 1
+    # Created off the meter: each row prices the waiting, the tasks' own writes are priced above.
+    _observer.active = True
+    try:
+        ids = [
+            _post_2026(server, counter, "tools/call", {"name": "hour_of_work", "arguments": {}}).body[
+                "result"
+            ]["taskId"]
+            for _ in range(watched)
+        ]
+    finally:
+        _observer.active = False
+    counter[0] = 0
+    if name == POLL_2026:
+        poll = POLL_INTERVAL_SECONDS
+        while clock.now < HOUR:
+            clock.client_wait(poll)
+            _post_2026(server, counter, "tasks/get", {"taskId": ids[0]})
+    else:
+        while clock.now < HOUR:
+            reply = _post_2026(server, counter, "subscriptions/listen", {"notifications": {"taskIds": ids}})
+            assert reply.stream is not None, reply.body
+            text = "".join(reply.stream)
+            # Each stream ran to its end and finished with its result: the client listens again.
+            assert '"resultType":"complete","_meta"' in text, text[-500:]
+    _hour_over.set()
+    for task_id in ids:
+        _wait_store(task_id)
+    return ids[0], counter[0], clock.held
+
+
+POLL_INTERVAL_SECONDS = 1.0
+
+
 def _wait_store(task_id: str) -> None:
     """Until the task has ended (read off the meter: the client does not pay for it)."""
     from taskgate import wiring
@@ -609,6 +709,8 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
     with metered(meter):
         if name in HOUR_SCENARIOS:
             task_id, requests, held = wait_one_hour(name, server)
+        elif name == POLL_2026 or name in LISTEN_SCENARIOS:
+            task_id, requests, held = poll_or_listen_one_hour(name, server)
         elif name in PLAIN_SCENARIOS:
             task_id, requests, held = plain_call(name, server)
         elif name == "simple":
@@ -668,7 +770,13 @@ def run_scenario(name: str, runtime: Any) -> dict[str, Any]:
         "api_held_seconds": held,
         # The tool's own run time in the worker, when it is not a short step.
         "worker_seconds": PLAIN_SECONDS if name in PLAIN_SCENARIOS else 0.0,
-        "rest_api": name == "plain 45 s call, 2026 held (REST API)",
+        "rest_api": name == "plain 45 s call, 2026 held (REST API)" or name in LISTEN_SCENARIOS,
+        # What a held second costs: the listen function's size for a listen stream.
+        "held_mb": LISTEN_MB if name in LISTEN_SCENARIOS else API_REQUEST["mb"],
+        "watched_tasks": LISTEN_TASKS[LISTEN_SCENARIOS.index(name)] if name in LISTEN_SCENARIOS else 1,
+        # The hours the row covers: streams run their full length, so the last one of the hour
+        # ends past it (five of 840 s are 70 minutes); a task-hour is the row over these.
+        "hours": held / HOUR if name in LISTEN_SCENARIOS else 1.0,
         "wcu": meter.wcu,
         "rcu": meter.rcu,
         "dynamodb_ops": dict(meter.ops),
@@ -698,7 +806,10 @@ def price(row: dict[str, Any]) -> dict[str, float]:
         + worker_gb_s * PRICES["lambda_gb_second_arm"],
         "api": row["api_requests"]
         * (front + PRICES["lambda_request"] + gb_s(API_REQUEST) * PRICES["lambda_gb_second_arm"])
-        + row.get("api_held_seconds", 0) * API_REQUEST["mb"] / 1024 * PRICES["lambda_gb_second_arm"],
+        + row.get("api_held_seconds", 0)
+        * row.get("held_mb", API_REQUEST["mb"])
+        / 1024
+        * PRICES["lambda_gb_second_arm"],
         "dynamodb": row["wcu"] * PRICES["ddb_wru"] + row["rcu"] * PRICES["ddb_rru"],
     }
     return {k: v * 1_000_000 for k, v in parts.items()}
@@ -710,7 +821,11 @@ def main() -> int:
     )
     parser.add_argument("--json", help="also write the rows here")
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
+    parser.add_argument(
+        "--listen-mb", type=int, default=LISTEN_MB, help="the memory of the function a listen stream holds"
+    )
     args = parser.parse_args()
+    globals()["LISTEN_MB"] = args.listen_mb
     import logging
 
     logging.disable(logging.CRITICAL)
@@ -727,11 +842,13 @@ def main() -> int:
         *HOUR_SCENARIOS,
         HANDED_OFF,
         *PLAIN_SCENARIOS,
+        POLL_2026,
+        *LISTEN_SCENARIOS,
     )
     for scenario in scenarios:
         if args.only and scenario not in args.only:
             continue
-        if scenario == "plain 45 s call, 2026 held (REST API)":
+        if scenario == "plain 45 s call, 2026 held (REST API)" or scenario in LISTEN_SCENARIOS:
             os.environ.update(FRONT_STREAMING="true", FRONT_TIMEOUT_SECONDS="900")
         else:
             os.environ.pop("FRONT_STREAMING", None)
@@ -777,6 +894,13 @@ def main() -> int:
                 f"an hour's wait on a job, handed off: ${mine / 1e6:.6f} a task; a worker that "
                 f"{other['scenario'].split(' ', 1)[1]}: ${theirs / 1e6:.6f} (handed off is 1/{theirs / mine:.0f} of it)"
             )
+    listened = [r for r in rows if r["scenario"] in LISTEN_SCENARIOS]
+    if listened:
+        print(f"\na watched task-hour (the listen function at {LISTEN_MB} MB), beside polling tasks/get:")
+        for r in rows:
+            if r["scenario"] in (POLL_2026, HOUR_SCENARIOS[0], *LISTEN_SCENARIOS):
+                per_task = sum(r["usd_per_million"].values()) / 1e6 / r["hours"] / r["watched_tasks"]
+                print(f"  {r['scenario']:<42} ${per_task:.6f} a task-hour")
     print(
         f"\nprices: {PRICES}\nassumed durations: worker step {WORKER_STEP}, API request {API_REQUEST}; "
         f"for comparison, a held step {HELD_STEP} ({HELD_STEPS} an hour), a polling step {WORKER_STEP} ({POLL_STEPS} an hour)"

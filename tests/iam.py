@@ -15,6 +15,7 @@ from typing import Any
 
 from taskgate.local.aws_calls import ACCOUNT
 from taskgate.local.runtime import (
+    EVENT_BUS,
     PIPELINE_NAME,
     REGION,
     REQUEST_STATE_SECRET,
@@ -31,6 +32,7 @@ ROLES = {
     "ApiFunction": "ApiFunctionRole",
     "WorkerFunction": "WorkerFunctionRole",
     "SweeperFunction": "SweeperFunctionRole",
+    "TaskEventsFunction": "TaskEventsFunctionRole",
     "TaskStateMachine": "TaskStateMachineRole",
 }
 
@@ -58,6 +60,8 @@ LOCAL: dict[tuple[str, str | None], str] = {
     ("PipelineStateMachine", "Name"): PIPELINE_NAME,
     ("RequestStateSecret", None): _secret(REQUEST_STATE_SECRET),
     ("SignInKeySecret", None): _secret(SIGN_IN_KEY_SECRET),
+    ("TaskEventBus", None): EVENT_BUS,
+    ("TaskEventBus", "Arn"): f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{EVENT_BUS}",
 }
 # Resources some tests make for themselves, standing for the stack's: the sweep-at-scale
 # table (scripts/sweep_at_scale.py) and another stack's requestState secret

@@ -705,6 +705,7 @@ KINDS = {
     "refused-silently": "an upgrade is refused without saying what to set",
     "value-lost": "an upgrade drops a value a removed Parameter gave the functions, saying nothing",
     "cold-start-fails": "a configuration deploys but its functions cannot start (Settings refuses it)",
+    "wake-ups-lost": "a change of a task made during the deploy wakes nobody (the stream or its reader replaced)",
 }
 
 
@@ -816,6 +817,7 @@ class Transition:
             *self.redeploys(),
             *self.custom_resources(),
             *self.tasks(),
+            *self.wake_ups(),
         ]
 
     # -- PublishVersion's rule
@@ -982,6 +984,38 @@ class Transition:
                 and not str(self.a[version]["DeletionPolicy"]).startswith("Retain")
             ):
                 yield self.finding("tasks-lost", version, "the version parked tasks run is deleted")
+
+    # -- the table's change stream and what reads it (issue 30)
+    def wake_ups(self) -> Iterator[Finding]:
+        """A task's change made while the deploy runs still wakes its agent: the table's stream
+        keeps its view type (CloudFormation cannot change an enabled stream's in one update,
+        and the events are the change between the two images), and the mapping that reads it
+        is updated in place, never replaced (a new one starts at LATEST: what was written
+        between the old one's last read and the new one's first is never read)."""
+        for name, r in self.b.items():
+            if r["Type"] == "AWS::DynamoDB::Table" and name in self.a and name not in self.renamed:
+                old = _at(self.a[name]["Properties"], "StreamSpecification/StreamViewType")
+                new = _at(r["Properties"], "StreamSpecification/StreamViewType")
+                if old is not None and new is not None and old != new:
+                    yield self.finding(
+                        "wake-ups-lost",
+                        name,
+                        f"the stream's view type changes ({old} -> {new}): the update fails",
+                    )
+                elif old is not None and new is None:
+                    yield self.finding("wake-ups-lost", name, "the table's stream is turned off")
+            if r["Type"] == "AWS::Lambda::EventSourceMapping" and name in self.a and name in self.renamed:
+                changed = [
+                    p
+                    for p in _create_only(r["Type"])
+                    if _at(self.a[name]["Properties"], p) != _at(r["Properties"], p)
+                ]
+                yield self.finding(
+                    "wake-ups-lost",
+                    name,
+                    f"the mapping is replaced ({', '.join(changed) or 'type'} changed): the new one starts "
+                    "at LATEST, and changes written meanwhile are never read",
+                )
 
 
 def _update(

@@ -62,6 +62,7 @@ def test_every_event_file_is_covered() -> None:
         "api_parse_error.json",
         "worker_step.json",
         "sweeper_schedule.json",
+        "events_task_changes.json",
     }
 
 
@@ -89,6 +90,31 @@ def test_a_question_parks_the_task_and_the_answer_finishes_it(aws: EmbeddedAws) 
     assert updated["statusCode"] == 200
     row = _settled(task_id, "completed")
     assert row.result["content"][0]["text"] == "Deleted report.csv"
+
+
+def test_events_task_changes_event(aws: EmbeddedAws) -> None:
+    """TaskEventsFunction given what the stream's mapping hands it: a task that asked, then was
+    cancelled. Two events on the stack's bus, in order, keyed by task id and row version."""
+    import boto3
+
+    from taskgate.local.runtime import EVENT_BUS, REGION
+
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = sqs.create_queue(QueueName="events-sample")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    bus = boto3.client("events", region_name=REGION)
+    bus.put_rule(Name="sample", EventBusName=EVENT_BUS, EventPattern=json.dumps({"source": ["taskgate"]}))
+    bus.put_targets(Rule="sample", EventBusName=EVENT_BUS, Targets=[{"Id": "q", "Arn": arn}])
+    handler = _load("functions/events/events_handler.py").handler
+    assert handler(_event("events_task_changes.json"), Context()) == {"batchItemFailures": []}
+    bodies = [
+        json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    ]
+    assert [(b["detail-type"], b["detail"]["key"]) for b in bodies] == [
+        ("Task needs input", f"{PLACEHOLDER_TASK_ID}:2"),
+        ("Task ended", f"{PLACEHOLDER_TASK_ID}:3"),
+    ]
+    assert "report.csv" not in json.dumps(bodies)  # the task's arguments never leave the table
 
 
 def test_sweeper_schedule_event(aws: EmbeddedAws) -> None:

@@ -109,6 +109,28 @@ def test_n6_tasks_on_a_machine_an_upgrade_replaced_can_still_be_read_answered_an
     assert [f for f in transition.check() if f.kind in ("tasks-lost", "publish-fails", "stale-alias")] == []
 
 
+def test_an_upgrade_that_would_lose_wake_ups_is_found() -> None:
+    """Issue 30: the wake-ups come from the table's change stream. A release that changed the
+    stream's view type (CloudFormation cannot, in one update) or replaced the mapping reading it
+    (it would start again at LATEST, and what was written meanwhile would wake nobody) is found;
+    this release, upgraded from the one before the stream existed, is not."""
+    rel = release(None)
+    view = "        StreamViewType: NEW_AND_OLD_IMAGES\n"
+    start = "            StartingPosition: LATEST\n"
+    assert view in rel.text and start in rel.text
+    new_view = Release(None, rel.text.replace(view, "        StreamViewType: NEW_IMAGE\n", 1))
+    new_start = Release(None, rel.text.replace(start, "            StartingPosition: TRIM_HORIZON\n", 1))
+    base = Deployed(rel, {})
+    for changed, where in ((new_view, "TaskTable"), (new_start, "TaskEventsFunctionTaskChanges")):
+        found = [f for f in Transition(base, Deployed(changed, {})).check() if f.kind == "wake-ups-lost"]
+        assert [f.where for f in found] == [where], found
+    assert [
+        f
+        for f in Transition(Deployed(release(PREVIOUS_RELEASE), {}), base).check()
+        if f.kind == "wake-ups-lost"
+    ] == []
+
+
 def test_n4_the_upgrade_report_says_what_a_parameter_comes_to_mean(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

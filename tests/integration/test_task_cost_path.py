@@ -6,6 +6,8 @@ import importlib.util
 import pathlib
 from typing import Any
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -86,3 +88,42 @@ def test_an_hours_wait_handed_off_costs_under_a_hundredth_of_a_held_worker() -> 
     held, polled = (sum(cost.price(r).values()) for r in cost.worker_rows(row))
     assert mine * 100 <= held
     assert mine < polled
+
+
+def test_a_listen_stream_watching_two_tasks_costs_no_more_a_task_hour_than_polling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 30: a listen stream holds its function for its whole length, so one stream watching
+    one task costs about what polling does; from two tasks on, a watched task-hour costs less
+    (the function sized for waiting, LISTEN_MB). Two virtual minutes of one-minute streams: the
+    per-stream costs (the request, the place) weigh fourteen times what they do at 840 s."""
+    spec = importlib.util.spec_from_file_location("cost_per_task", ROOT / "scripts" / "cost_per_task.py")
+    assert spec and spec.loader
+    cost = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cost)
+    cost.HOUR = 120.0
+    # At the memory the template gives the function that holds listen streams.
+    from cfnlint.decode import decode
+
+    template, _ = decode(str(ROOT / "template.yaml"))
+    assert template is not None
+    cost.LISTEN_MB = template["Resources"]["StreamFunction"]["Properties"]["MemorySize"]
+    cost._register_hour_tool()
+    from taskgate.local.runtime import EmbeddedAws
+
+    def per_task_hour(scenario: str) -> float:
+        runtime = EmbeddedAws().start()
+        try:
+            row = cost.run_scenario(scenario, runtime)
+        finally:
+            runtime.stop()
+        assert row["api_held_seconds"] == (cost.HOUR if scenario in cost.LISTEN_SCENARIOS else 0)
+        hours = row["api_held_seconds"] / 3600 if scenario in cost.LISTEN_SCENARIOS else cost.HOUR / 3600
+        return float(sum(cost.price(row).values())) / hours / row["watched_tasks"]
+
+    polled = per_task_hour(cost.POLL_2026)
+    monkeypatch.setenv("FRONT_STREAMING", "true")
+    monkeypatch.setenv("FRONT_TIMEOUT_SECONDS", "900")
+    monkeypatch.setenv("LISTEN_SECONDS", "60")
+    one, two = (per_task_hour(cost.LISTEN_SCENARIOS[i]) for i in (0, 1))
+    assert two <= polled < one

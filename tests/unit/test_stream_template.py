@@ -141,7 +141,7 @@ def test_what_both_serve_with_is_written_once() -> None:
 
 
 def test_functions_that_serve_no_mcp_take_none_of_its_environment() -> None:
-    """The worker and the sweeper ignore Globals' environment (the worker's STATE_MACHINE_ARN
+    """The worker, the sweeper and the wake-ups' function ignore Globals' environment (the worker's STATE_MACHINE_ARN
     would be a circular dependency) and still have what every function has."""
     resources = _resources()
     serving = _template_globals()
@@ -150,6 +150,7 @@ def test_functions_that_serve_no_mcp_take_none_of_its_environment() -> None:
     own = {
         "WorkerFunction": {"RESULT_BUCKET", "PUBLIC_URL", "PIPELINE_STATE_MACHINE_ARN", "TOOL_SECRET_ARNS"},
         "SweeperFunction": {"STATE_MACHINE_ARN", "PREVIOUS_STATE_MACHINE_ARNS"},
+        "TaskEventsFunction": {"TASK_EVENT_BUS"},
     }
     for name, theirs in own.items():
         assert resources[name]["IgnoreGlobals"] == ["Environment"], name

@@ -45,6 +45,8 @@ def test_local_table_matches_the_template() -> None:
     assert props["BillingMode"] == "PAY_PER_REQUEST"
     assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert props["SSESpecification"]["SSEEnabled"] is True
+    # The change stream the wake-ups come from (taskgate/local/change_stream.py reads the local one).
+    assert TABLE_DEFINITION["StreamSpecification"] == {"StreamEnabled": True, **props["StreamSpecification"]}
 
 
 def test_state_machine_substitutions_cover_the_definition() -> None:

@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from .domain.limits import MAX_PAYLOAD_BODY_BYTES, Limits, WorkTimes
-from .protocol.calls.policy import CallPolicy
+from .protocol.calls.policy import CallPolicy, ListenPolicy
 
 # The template's ToolModules default too: the deployer's own package. The conformance
 # fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
@@ -156,14 +156,30 @@ class CallSettings(Group):
     # How many of them one owner may hold (the anonymous owner, with sign-in off, may hold
     # them all): one caller cannot leave every other one a 503.
     max_inline_calls_per_owner: Annotated[int, Field(gt=0, le=32)] = 4
-    # Requests one owner may hold open at once for their whole length (held calls on a
-    # front that streams: each a Lambda execution of up to 15 minutes), counted in the table
-    # across instances (domain/holds.py). Past it, a held call is handed over at once as a
-    # task handle. The anonymous owner (sign-in off) is not capped.
+    # Requests one owner may hold open at once for their whole length (held calls and
+    # subscriptions/listen streams on a front that streams: each a Lambda execution of up to
+    # 15 minutes), one count for both, kept in the table across instances (domain/holds.py).
+    # Past it, a held call is handed over at once as a task handle and a listen is refused
+    # before its stream opens. The anonymous owner (sign-in off) is not capped.
     max_held_calls_per_owner: Annotated[int, Field(gt=0, le=100)] = 4
 
     def value(self) -> CallPolicy:
         return CallPolicy(**self.model_dump())
+
+
+class ListenSettings(Group):
+    """subscriptions/listen streams on a front that streams (protocol/calls/policy.py
+    ``ListenPolicy``; protocol/v2026/listen.py)."""
+
+    # How long one stream lasts before it ends with its result and the client re-listens;
+    # within the front's hold, so well before API Gateway's 15-minute cut.
+    seconds: float = Field(default=840.0, gt=0, le=870, validation_alias="listen_seconds")
+    # How often a stream reads the tasks it watches (all in one batch) and looks at the
+    # resources: what a poll at this interval would read, at polling's price.
+    interval_ms: int = Field(default=1_000, ge=100, le=60_000, validation_alias="listen_interval_ms")
+
+    def value(self) -> ListenPolicy:
+        return ListenPolicy(seconds=self.seconds, interval_seconds=self.interval_ms / 1000)
 
 
 class JobSettings(Group):
@@ -348,9 +364,9 @@ class SignInSettings(Group):
 
 
 class Settings(BaseModel):
-    """Every setting, read once from the environment: the fields below, and four groups that
-    each make the value their part of taskgate runs with (``limits``, ``calls``, ``jobs``,
-    ``sign_in``). A variable is named by its field (or its ``validation_alias``), upper-cased,
+    """Every setting, read once from the environment: the fields below, and five groups that
+    each make the value their part of taskgate runs with (``limits``, ``calls``, ``listen``,
+    ``jobs``, ``sign_in``). A variable is named by its field (or its ``validation_alias``), upper-cased,
     whichever group holds it; ``Settings(poll_interval_ms=500)`` sets a grouped field too."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -395,9 +411,13 @@ class Settings(BaseModel):
     # and the secrets they may read with taskgate.tools.secret (ToolSecretArns).
     tool_environment: str = ""
     tool_secret_arns: Listed = ()
+    # The stack's event bus (TaskEventBus): where the consumer of the table's change stream
+    # puts a wake-up when a task ends or starts waiting for an answer (domain/wake_ups.py).
+    task_event_bus: str = ""
 
     limits: LimitSettings = Field(default_factory=LimitSettings)
     calls: CallSettings = Field(default_factory=CallSettings)
+    listen: ListenSettings = Field(default_factory=ListenSettings)
     jobs: JobSettings = Field(default_factory=JobSettings)
     sign_in: SignInSettings = Field(default_factory=SignInSettings)
 

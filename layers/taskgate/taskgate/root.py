@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_ms
-from .config import Settings
+from .config import ConfigurationError, Settings
 from .domain.limits import Limits, WorkTimes
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
@@ -39,6 +39,7 @@ from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.v2026 import Era2026
 from .protocol.v2026.held import HeldCalls
+from .protocol.v2026.listen import Listens
 from .protocol.wire.request_state import RequestStates
 from .protocol.wire.transport_security import TransportSecurity
 from .tools.registry import ToolRegistry, registry
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from .domain.holds import Holds
     from .domain.sessions import SessionStore
     from .domain.sweeper import Sweeper
+    from .domain.wake_ups import EventPublisher, WakeUps
     from .domain.worker import Worker
     from .protocol.wire.sealing import KeyRing
     from .tools.needs import SecretReader
@@ -86,6 +88,8 @@ class Ports:
     sign_in: Callable[[], SignInPorts] | None = None
     # What ``taskgate.tools.secret`` reads a tool's secret with (ToolSecretArns); None: none can be read.
     tool_secrets: SecretReader | None = None
+    # Where wake-ups go (the stack's event bus, domain/wake_ups.py); None: nowhere to publish.
+    events: Callable[[], EventPublisher] | None = None
 
 
 def apply_tool_environment(pairs: Mapping[str, str], environ: MutableMapping[str, str] | None = None) -> None:
@@ -215,8 +219,8 @@ class Taskgate:
 
     @once
     def holds(self) -> Holds:
-        """The places each owner's long-held requests take (domain/holds.py): held calls, and
-        requests waiting on a task's row."""
+        """The places each owner's long-held requests take (domain/holds.py), one count for
+        every kind: held calls, requests waiting on a task's row, listen streams."""
         from .domain.holds import Holds
 
         return Holds(
@@ -304,6 +308,15 @@ class Taskgate:
         )
 
     @once
+    def wake_ups(self) -> WakeUps:
+        """The events the change stream's consumer (TaskEventsFunction) publishes."""
+        from .domain.wake_ups import WakeUps  # the events function's
+
+        if self.ports.events is None:
+            raise ConfigurationError("taskgate is misconfigured: TASK_EVENT_BUS: Field required")
+        return WakeUps(self.ports.events())
+
+    @once
     def sweeper(self) -> Sweeper:
         from .domain.sweeper import Sweeper  # the sweeper function's
 
@@ -335,7 +348,31 @@ class Taskgate:
             monotonic=self.ports.monotonic,
             clock=self.ports.clock,
         )
-        return Era2026(self, catalog, held, self.tool_calls)
+        return Era2026(self, catalog, held, self.tool_calls, self.listens)
+
+    @once
+    def listens(self) -> Listens:
+        """subscriptions/listen (protocol/v2026/listen.py), behind the front calls are."""
+
+        def catalog(call: Any, uris: list[str], lists: bool) -> Any:
+            # The catalogue's modules (and the tools') with the first listen that asks for resources.
+            from .codes import INVALID_PARAMS
+            from .protocol.catalog.resources import ResourceMethods
+            from .protocol.catalog.watch import ResourceWatch
+
+            methods = ResourceMethods(self, not_found_code=INVALID_PARAMS, hints=True)
+            return ResourceWatch(methods, call, uris, lists)
+
+        return Listens(
+            self.tasks,
+            self.holds,
+            self.settings.listen.value(),
+            self.policy.front,
+            catalog,
+            sleep=self.ports.sleep,
+            monotonic=self.ports.monotonic,
+            audit=self.audit,
+        )
 
     @once
     def era2025(self) -> Era:

@@ -43,6 +43,9 @@ KEYS: dict[str, str] = {
     "RequestStateTtlSeconds": "REQUEST_STATE_TTL_SECONDS",
     "AllowedHosts": "ALLOWED_HOSTS",
     "MaxHeldCallsPerOwner": "MAX_HELD_CALLS_PER_OWNER",
+    # subscriptions/listen on the streaming endpoint: a stream's length, how often it reads.
+    "ListenSeconds": "LISTEN_SECONDS",
+    "ListenIntervalMs": "LISTEN_INTERVAL_MS",
     # client_id=<https JWKS URL or a JWKS file>,… (the private_key_jwt machine clients)
     "OAuthClientKeys": "OAUTH_CLIENT_KEYS",
 }

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .auth.state import SignInStore
     from .domain.durations import DurationStore
     from .domain.sessions import SessionStore
+    from .domain.wake_ups import EventPublisher
     from .jobs.vocabulary import Jobs
 
 
@@ -44,6 +45,11 @@ def aws_ports(settings: Settings) -> Ports:
         from .adapters.dynamodb_durations import DynamoDBDurationStore  # with the first plain call
 
         return DynamoDBDurationStore(dynamodb, settings.task_table, ports.clock)
+
+    def events() -> EventPublisher:
+        from .adapters.eventbridge_events import EventBridgePublisher  # the events function's
+
+        return EventBridgePublisher(lambda: aws_clients.client("events"), settings.task_event_bus)
 
     own_key = ephemeral_source()
 
@@ -116,6 +122,7 @@ def aws_ports(settings: Settings) -> Ports:
         jobs=jobs,
         sign_in=lambda: sign_in_ports(settings),
         tool_secrets=tool_secret,
+        events=events if settings.task_event_bus else None,
     )
     return ports
 

@@ -15,7 +15,8 @@ Item layout (attribute: type):
   progressCount N · logLines S(JSON) · logCount N · logLevel S (domain/progress.py) ·
   watchedUntil N (epoch ms: a plain call's hidden task, cancelled when its caller has not
   come back by then) · callRound N (the last round of a plain call the task answered,
-  protocol/calls/rounds.py)
+  protocol/calls/rounds.py) · rowVersion N (1 at creation, one more with each write that changes
+  the status, here and in the state machine: the table's change stream keys its events by it)
 While a job a tool handed off is pending (jobs/vocabulary.py): jobKey S · job S(JSON) ·
   jobRequest S(JSON, what the state machine starts it with) · jobCheckedAt N (ms: when a
   read last noted the job's status); and for the task's life jobOutcomes M(key -> S JSON).
@@ -87,6 +88,10 @@ def _alive_values(alive: Expiry) -> dict[str, Any]:
 
 
 _KEEP_ALIVE = "expiresAt = :exp, ttlMs = :ttl"
+# What every write that changes a task's status adds (the state machine's AwaitInput and
+# RecordFailure too): rows written before the counter existed count on from zero.
+_NEXT_VERSION = " ADD rowVersion :one"
+_ONE = {":one": n(1)}
 
 
 def _counting(expression: str, history_events: int) -> tuple[str, dict[str, Any]]:
@@ -222,6 +227,7 @@ class DynamoDBTaskStore:
             "activeOwner": s(record.owner),
             "inputResponses": {"M": {k: j(v) for k, v in record.input_responses.items()}},
             "answerBytes": n(map_size(record.input_responses)),
+            "rowVersion": n(1),
         }
         if record.status_message:
             item["statusMessage"] = s(record.status_message)
@@ -405,19 +411,19 @@ class DynamoDBTaskStore:
                 return
             scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+    def get_many(
+        self, task_ids: list[str], *, consistent: bool = True, whole: bool = False
+    ) -> list[TaskRecord]:
         """One BatchGetItem (and its unprocessed keys again, with backoff) for up to 100
-        tasks, reading only what a task's lifecycle needs: a row may hold 256 KB of
-        arguments, which the sweeper never looks at."""
+        tasks, reading only what a task's lifecycle needs unless ``whole``: a row may hold
+        256 KB of arguments, which the sweeper never looks at."""
         if len(task_ids) > 100:
             raise ValueError("at most 100 tasks per read")
         keys = [self._key(task_id) for task_id in dict.fromkeys(task_ids) if task_id and "#" not in task_id]
-        names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
-        request = {
-            "ConsistentRead": True,
-            "ProjectionExpression": ", ".join(names),
-            "ExpressionAttributeNames": names,
-        }
+        request: dict[str, Any] = {"ConsistentRead": consistent}
+        if not whole:
+            names = {f"#a{i}": name for i, name in enumerate(_LIFECYCLE_ATTRIBUTES)}
+            request.update(ProjectionExpression=", ".join(names), ExpressionAttributeNames=names)
         records: list[TaskRecord] = []
         for attempt in range(8):
             if not keys:
@@ -515,10 +521,11 @@ class DynamoDBTaskStore:
                 task_id,
                 UpdateExpression="SET "
                 + ", ".join(sets)
-                + " REMOVE taskToken, inputRequests, activeOwner, callbackToken",
+                + " REMOVE taskToken, inputRequests, activeOwner, callbackToken"
+                + _NEXT_VERSION,
                 ConditionExpression=_IS_ACTIVE,
                 ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
+                ExpressionAttributeValues={**values, **_ONE},
             )
         except TransitionRejected:
             return False
@@ -577,10 +584,12 @@ class DynamoDBTaskStore:
         last = {
             "UpdateExpression": "SET "
             + ", ".join([*sets, "#status = :working", "statusMessage = :resumed"])
-            + " REMOVE taskToken, inputRequests",
+            + " REMOVE taskToken, inputRequests"
+            + _NEXT_VERSION,
             "ConditionExpression": " AND ".join([*conditions, "size(inputRequests) = :n"]),
             "ExpressionAttributeValues": {
                 **values,
+                **_ONE,
                 ":working": s("working"),
                 ":resumed": s("Resuming with the client's answers."),
             },
@@ -603,10 +612,11 @@ class DynamoDBTaskStore:
         resp = self._update(
             task_id,
             UpdateExpression=f"SET #status = :cancelled, statusMessage = :m, lastUpdatedAt = :now, {_KEEP_ALIVE} "
-            "REMOVE taskToken, inputRequests, activeOwner, callbackToken",
+            "REMOVE taskToken, inputRequests, activeOwner, callbackToken" + _NEXT_VERSION,
             ConditionExpression=_IS_ACTIVE,
             ExpressionAttributeNames={"#status": "status"},
             ExpressionAttributeValues={
+                **_ONE,
                 ":cancelled": s("cancelled"),
                 ":m": s(message),
                 ":now": _t(now_ms),

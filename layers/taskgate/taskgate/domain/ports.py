@@ -36,10 +36,13 @@ class TaskStore(Protocol):
     def active_pages(self) -> Iterator[list[str]]:
         """Ids of all live tasks, a page at a time as the store reads them."""
 
-    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
-        """Strongly consistent reads of up to 100 tasks (missing ones left out), without
-        their payloads (arguments, result, checkpoint, questions and answers): for the
-        sweeper, which judges tasks by their status and times."""
+    def get_many(
+        self, task_ids: list[str], *, consistent: bool = True, whole: bool = False
+    ) -> list[TaskRecord]:
+        """Reads of up to 100 tasks in one batch (missing ones left out), strongly consistent
+        unless ``consistent=False``; without their payloads (arguments, result, checkpoint,
+        questions and answers: for the sweeper, which judges tasks by their status and
+        times) unless ``whole`` (a listen stream, which shows them as ``tasks/get`` would)."""
 
     def report_progress(
         self, task_id: str, report: ProgressReport, now_ms: int, alive: Expiry, *, check_caller: bool = True

@@ -140,6 +140,14 @@ class TaskService:
             raise TaskNotFound(task_id, "Task has expired")
         return record
 
+    def get_many(self, owner: str, task_ids: list[str], *, consistent: bool = False) -> dict[str, TaskRecord]:
+        """The owner's live tasks among ``task_ids`` (at most 100), whole, read in one batch
+        and refreshed as ``get`` refreshes them; another owner's task, an expired one and an
+        unknown id are left out alike."""
+        now = self._clock()
+        records = self._store.get_many(task_ids, consistent=consistent, whole=True)
+        return {r.task_id: self._watch.refresh(r) for r in records if r.owner == owner and not r.expired(now)}
+
     def with_result(self, record: TaskRecord) -> TaskRecord:
         """``record`` with its result in hand: for the paths that return one."""
         return self._results.attach(record)

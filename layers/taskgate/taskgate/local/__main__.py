@@ -29,10 +29,11 @@ from starlette.types import ASGIApp
 from .. import wiring
 from . import aws_calls, lambda_mode, server, streaming
 from . import sign_in as dev_sign_in
+from .change_stream import LocalRoute
 from .dev_auth import DevAuthMiddleware, parse_tokens
 from .endpoint import LocalEndpoint
 from .process import free_port
-from .runtime import EmbeddedAws
+from .runtime import REGION, EmbeddedAws
 
 # The caller is the socket's peer, as API Gateway's sourceIp is the connection's: uvicorn
 # would otherwise take it from X-Forwarded-For on loopback, where every caller here is, and
@@ -78,8 +79,13 @@ def app() -> ASGIApp:
         if in_lambda:
             # The API's environments are processes of their own: AWS over HTTP, the worker here.
             LocalEndpoint(host="127.0.0.1", port=free_port()).start()
+            aws = EmbeddedAws()  # the endpoint made its resources: here only the change stream
         else:
-            EmbeddedAws().start()
+            aws = EmbeddedAws().start()
+        # The table's change stream, read as TaskEventsFunction's mapping reads it, and a
+        # route of its wake-ups to a local queue whose events are logged (change_stream.py).
+        aws.change_stream().start()
+        LocalRoute(os.environ["TASK_EVENT_BUS"], REGION).start()
     root = dev_sign_in.with_test_documents(wiring.root())
     wiring.reset(to=root)
     settings = root.settings

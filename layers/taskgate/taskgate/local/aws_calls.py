@@ -8,7 +8,8 @@ and appends one JSON line per call to ``<directory>/calls-<pid>.jsonl``.
 
 Who made a call is read from the Python stack, as in Lambda each function has its own
 process: a worker step (functions/worker, domain/worker.py) is WorkerFunction, a sweep is
-SweeperFunction, moto's state machine executor is TaskStateMachine, and the request path
+SweeperFunction, a wake-up put on the bus (functions/events, domain/wake_ups.py) is
+TaskEventsFunction, moto's state machine executor is TaskStateMachine, and the request path
 (protocol, http_app, domain/service.py, functions/api) is ApiFunction. Calls made by none
 of them (a test's own setup and checks, the local runtime creating its resources) are not
 recorded.
@@ -28,6 +29,7 @@ ENV = "TASKGATE_AWS_CALL_LOG"
 
 # The first of these found anywhere on the stack names the caller (most specific first).
 _MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("TaskEventsFunction", ("functions/events/events_handler.py", "taskgate/domain/wake_ups.py")),
     ("WorkerFunction", ("functions/worker/worker_handler.py", "taskgate/domain/worker.py")),
     ("SweeperFunction", ("functions/sweeper/sweeper_handler.py", "taskgate/domain/sweeper.py")),
     ("TaskStateMachine", ("moto/stepfunctions/parser/",)),
@@ -66,6 +68,8 @@ def requirements(
     """The (IAM action, resource ARN) pairs one call needs."""
     if service in ("batch", "ecs", "glue"):
         return _job_requirements(service, operation, params, region)
+    if service == "events" and operation == "PutEvents":
+        return _bus_requirements(params, region)
     return _taskgate_requirements(service, operation, params, region, error)
 
 
@@ -123,6 +127,18 @@ def _taskgate_requirements(
             name = f"arn:aws:lambda:{region}:{account}:function:{name}"
         return [("lambda:InvokeFunction", name)]
     return [(f"{service}:{operation}", "*")]
+
+
+def _bus_requirements(params: dict[str, Any], region: str) -> list[tuple[str, str]]:
+    """IAM checks PutEvents against each entry's bus (a name, or an ARN)."""
+    buses = {entry.get("EventBusName") or "default" for entry in params.get("Entries", [])}
+    return [
+        (
+            "events:PutEvents",
+            bus if bus.startswith("arn:") else f"arn:aws:events:{region}:{ACCOUNT}:event-bus/{bus}",
+        )
+        for bus in sorted(buses)
+    ]
 
 
 def _job_requirements(

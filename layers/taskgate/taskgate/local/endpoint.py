@@ -274,10 +274,10 @@ class LocalEndpoint:
         os.environ.update(resources.environment())
         if self.worker is None:
             from .. import wiring
-            from .runtime import _LambdaContext, _load_worker_handler
+            from .runtime import _LambdaContext, _load_handler
 
             wiring.reset()
-            handler = _load_worker_handler(self.root).handler
+            handler = _load_handler(self.root, "worker").handler
             self.worker = lambda event: handler(event, _LambdaContext(moto_fixes.invoked_version()))
         moto_fixes.apply(self.worker)
         return self

@@ -26,10 +26,13 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import wiring
 from . import moto_fixes
+
+if TYPE_CHECKING:
+    from .change_stream import ChangeStream
 
 REGION = "us-east-1"
 TABLE_NAME = "taskgate-tasks"
@@ -39,6 +42,8 @@ PIPELINE_NAME = "taskgate-pipeline"
 REQUEST_STATE_SECRET = "taskgate-request-state"
 SIGN_IN_KEY_SECRET = "taskgate-sign-in-key"
 WORKER_NAME = "taskgate-worker"
+# The stack's event bus (TaskEventBus), where the change stream's consumer puts wake-ups.
+EVENT_BUS = "taskgate-tasks"
 
 TABLE_DEFINITION: dict[str, Any] = {
     "KeySchema": [{"AttributeName": "taskId", "KeyType": "HASH"}],
@@ -67,6 +72,8 @@ TABLE_DEFINITION: dict[str, Any] = {
         },
     ],
     "BillingMode": "PAY_PER_REQUEST",
+    # The change stream TaskEventsFunction reads (domain/wake_ups.py).
+    "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
 }
 TTL_ATTRIBUTE = "expiresAt"
 
@@ -124,9 +131,9 @@ def readable_traces() -> None:
             )
 
 
-def _load_worker_handler(root: Path) -> ModuleType:
-    path = root / "functions" / "worker" / "worker_handler.py"
-    spec = importlib.util.spec_from_file_location("taskgate_local_worker_handler", path)
+def _load_handler(root: Path, function: str) -> ModuleType:
+    path = root / "functions" / function / f"{function}_handler.py"
+    spec = importlib.util.spec_from_file_location(f"taskgate_local_{function}_handler", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -135,15 +142,15 @@ def _load_worker_handler(root: Path) -> ModuleType:
 
 
 class _LambdaContext:
-    function_name = WORKER_NAME
     memory_limit_in_mb = 512
     aws_request_id = "local"
-    log_group_name = f"/aws/lambda/{WORKER_NAME}"
     log_stream_name = "local"
 
-    def __init__(self, version: str = "$LATEST") -> None:
+    def __init__(self, version: str = "$LATEST", name: str = WORKER_NAME) -> None:
+        self.function_name = name
+        self.log_group_name = f"/aws/lambda/{name}"
         self.function_version = version
-        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{WORKER_NAME}:{version}"
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:123456789012:function:{name}:{version}"
         # Like Lambda's timeout, from the start of the invocation; tests shorten it.
         budget = float(os.environ.get("WORKER_STEP_SECONDS", "900"))
         self._deadline = time.monotonic() + budget
@@ -185,7 +192,7 @@ class EmbeddedAws:
         self._create_resources()
         os.environ.update(self.environment())
         wiring.reset()
-        self._worker = _load_worker_handler(self.root)
+        self._worker = _load_handler(self.root, "worker")
         readable_traces()  # the handler has just configured the library's loggers
         self.handlers[self.worker_version] = self._worker.handler
         return self
@@ -199,6 +206,7 @@ class EmbeddedAws:
             "REQUEST_STATE_SECRET_ARN": self.request_state_secret_arn,
             "PIPELINE_STATE_MACHINE_ARN": self.pipeline_arn,
             "OAUTH_SIGNING_SECRET_ARN": self.sign_in_key_secret_arn,
+            "TASK_EVENT_BUS": EVENT_BUS,
         }
 
     def stop(self) -> None:
@@ -212,6 +220,18 @@ class EmbeddedAws:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def change_stream(self, *, poll_seconds: float = 0.1) -> ChangeStream:
+        """The table's change stream read as the event source mapping reads it, delivered to
+        TaskEventsFunction's handler in this process (change_stream.py); not started."""
+        from .change_stream import ChangeStream
+
+        handler = _load_handler(self.root, "events").handler
+
+        def deliver(event: dict[str, Any]) -> dict[str, Any]:
+            return handler(event, _LambdaContext(name="taskgate-events"))  # type: ignore[no-any-return]
+
+        return ChangeStream(self.table_name, deliver, REGION, poll_seconds=poll_seconds)
 
     def _invoke_worker(self, event: dict[str, Any]) -> dict[str, Any]:
         assert self._worker is not None
@@ -281,6 +301,7 @@ class EmbeddedAws:
             TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
         )
         boto3.client("s3", region_name=REGION).create_bucket(Bucket=RESULT_BUCKET)
+        boto3.client("events", region_name=REGION).create_event_bus(Name=EVENT_BUS)
         # Like the stack's RequestStateSecret: a random value of this runtime's own, read
         # through the same adapter as in Lambda.
         sm = boto3.client("secretsmanager", region_name=REGION)

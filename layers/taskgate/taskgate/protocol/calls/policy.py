@@ -98,3 +98,13 @@ class CallPolicy:
         except ValueError:
             return unsaid
         return min(max(wait, 0.0), 86_400.0) if math.isfinite(wait) else unsaid
+
+
+@dataclass(frozen=True)
+class ListenPolicy:
+    """The deployment's settings for subscriptions/listen streams (config.ListenSettings), held
+    behind the same front as calls: a stream lasts ``seconds`` (no longer than the front holds a
+    response) and reads what it watches every ``interval_seconds``."""
+
+    seconds: float = 840.0
+    interval_seconds: float = 1.0

@@ -39,6 +39,7 @@ from ..wire.params import NoParams, TaskAnswers, TaskRef, ToolCall
 from . import envelope
 from . import wire as w
 from .held import HeldCalls
+from .listen import Listen, Listens, answered_at_once
 
 # What a refused tools/call says in this era (the flow's own words otherwise).
 _REFUSALS = {Refusal.TASK_REQUIRED: "Missing required client capability: tool {tool} runs only as a task"}
@@ -73,11 +74,14 @@ class Era2026(Era):
         catalog: Callable[[], list[Method]],
         held: HeldCalls | None = None,
         flow: ToolCallFlow | None = None,
+        listens: Listens | None = None,
     ) -> None:
         """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``);
         ``held`` serves plain calls of long tools held on a streaming front; ``flow`` decides
-        what a tools/call becomes (both eras share it)."""
+        what a tools/call becomes (both eras share it); ``listens`` serves subscriptions/listen
+        (None: nothing is honoured, every listen is answered at once)."""
         self._s = services
+        self._listens = listens
         self._flow = flow or ToolCallFlow(services)
         self._held = held or HeldCalls(
             services.tasks,
@@ -91,6 +95,7 @@ class Era2026(Era):
                     # Removed in this era (SEP-2575) and so absent, answering 404 + -32601:
                     # initialize, ping, logging/setLevel, resources/(un)subscribe, tasks/result, tasks/list.
                     Method("server/discover", self._discover, NoParams),
+                    Method("subscriptions/listen", self._listen, Listen),
                     Method("tools/list", self._tools_list, NoParams),
                     Method("tools/call", self._tools_call, ToolCall, name_field="name"),
                     Method("tasks/get", self._tasks_get, TaskRef, name_field="taskId"),
@@ -118,14 +123,22 @@ class Era2026(Era):
 
     # -- methods ------------------------------------------------------------------
 
+    @property
+    def _streams(self) -> bool:
+        return self._listens is not None and self._listens.streams
+
     def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
+        # What subscriptions/listen honours here: on a front that streams, resource updates
+        # and the resource list (and, with the tasks extension, the caller's tasks); behind
+        # one that buffers, nothing (a listen is answered at once), so clients poll. Tool and
+        # prompt lists change only with a deploy: never declared.
+        resources = {"subscribe": True, "listChanged": True} if self._streams else {}
         return {
             "supportedVersions": [w.PROTOCOL_VERSION],
             "capabilities": {
                 "tools": {},
                 "logging": {},
-                # No subscribe / listChanged: this era has no stream to push them on.
-                "resources": {},
+                "resources": resources,
                 "prompts": {},
                 "completions": {},
                 "extensions": {w.EXTENSION: {}},
@@ -134,6 +147,11 @@ class Era2026(Era):
             "cacheScope": "private",
             "_meta": {w.META_SERVER_INFO: server_info()},
         }
+
+    def _listen(self, call: Call, params: Listen) -> dict[str, Any] | HttpReply:
+        if self._listens is None:
+            return answered_at_once(call, params)
+        return self._listens.answer(call, params)
 
     def _tools_list(self, call: Call, params: NoParams) -> dict[str, Any]:
         return {

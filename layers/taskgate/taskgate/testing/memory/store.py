@@ -169,15 +169,20 @@ class MemoryTaskStore:
         for start in range(0, len(ids), page_size):
             yield ids[start : start + page_size]
 
-    def get_many(self, task_ids: list[str]) -> list[TaskRecord]:
+    def get_many(
+        self, task_ids: list[str], *, consistent: bool = True, whole: bool = False
+    ) -> list[TaskRecord]:
         assert len(task_ids) <= 100
-        found = [self.records.get(task_id) for task_id in task_ids]
+        found = [
+            r for r in (self.records.get(task_id) for task_id in dict.fromkeys(task_ids)) if r is not None
+        ]
+        if whole:
+            return found
         return [
             dataclasses.replace(
                 r, arguments={}, result=None, checkpoint=None, input_requests={}, input_responses={}
             )
             for r in found
-            if r is not None
         ]
 
     def report_progress(
