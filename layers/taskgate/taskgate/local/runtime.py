@@ -86,6 +86,9 @@ _LOCAL_ENV = {
     "POWERTOOLS_SERVICE_NAME": "taskgate",
     "POWERTOOLS_METRICS_NAMESPACE": "taskgate",
     "POWERTOOLS_TRACE_DISABLED": "true",
+    # botocore 1.44 sends DynamoDB Streams calls to account-based hosts
+    # (123456789012.streams-ddb...), which moto 5.2.1 does not serve: a project's fresh venv has it.
+    "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
 }
 
 
