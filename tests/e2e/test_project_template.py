@@ -304,13 +304,22 @@ def _until(client: Client2026, task_id: str, statuses: set[str], timeout: float 
         time.sleep(0.2)
 
 
+HANDLE_TOOLS = ["taskgate_task_status", "taskgate_task_result", "taskgate_task_cancel"]
+
+
+def _authored(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [tool for tool in tools if tool["name"] not in HANDLE_TOOLS]
+
+
 def test_make_serve_runs_the_tool_as_a_task_through_the_state_machine(
     project: pathlib.Path, machine: dict[str, str]
 ) -> None:
     with _serving(project, "serve", machine) as (url, log):
         assert "/mcp (1 tools: rollout)" in log.read_text()
         client = _client(url, tasks=True)
-        assert [t["name"] for t in client.list_tools()] == ["rollout"]
+        # The author's one tool, and the handle tools a long plain call's answer points to
+        # (listed whatever the tools declare: issue 27).
+        assert [t["name"] for t in client.list_tools()] == ["rollout", *HANDLE_TOOLS]
         created = client.request(
             "tools/call", {"name": "rollout", "arguments": {"service": "web", "waves": 2}}
         )
@@ -330,14 +339,14 @@ def test_make_dev_serves_a_changed_tool_after_a_reload(
     original = tool.read_text()
     with _serving(project, "dev", machine) as (url, log):
         client = _client(url, tasks=False)
-        [before] = client.list_tools()
+        [before] = _authored(client.list_tools())
         assert before["description"] == "Roll a service out in waves, once a person confirms."
         tool.write_text(original.replace("once a person confirms.", "after a yes."))
         try:
             deadline = time.monotonic() + 60
             while True:
                 try:
-                    [after] = client.list_tools()
+                    [after] = _authored(client.list_tools())
                 except OSError:
                     after = before  # restarting: the port is closed for a moment
                 if after["description"] != before["description"] or time.monotonic() > deadline:
@@ -441,7 +450,7 @@ def test_make_build_builds_the_nested_stack_with_the_sam_cli_it_installs(
     event = str(ROOT / "events" / "api_server_discover.json")
     out = _run(["python3.13", "-I", "-S", "-c", BUILT_FUNCTION, *paths, event], tmp_path, 120, env)
     [seen] = [json.loads(line) for line in out.splitlines() if line.startswith('{"status"')]
-    assert seen["status"] == 200 and seen["tools"] == ["rollout"], seen
+    assert seen["status"] == 200 and seen["tools"] == ["rollout", *HANDLE_TOOLS], seen
     assert seen["outside"] == [], seen  # nothing came from an installed Python's site-packages
 
 
