@@ -60,7 +60,6 @@ from .state import ClientRecord, CodeRecord, CodeUse, GrantRecord, SignInStore, 
 from .upstream import Identity
 
 if TYPE_CHECKING:
-    from .machine_grant import ClientKeys
     from .machines import MachineClients
 
 CODE_SECONDS = 60
@@ -502,13 +501,10 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         access_token_seconds: int = 3600,
         refresh_token_days: int = 30,
         registrations_per_hour: int = 200,
-        machines: MachineClients | None = None,
-        client_keys: ClientKeys | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(scopes_supported=list(endpoints.scopes))
         self.registrations_per_hour = registrations_per_hour
-        self.machines = machines
         self.endpoints = endpoints
         self.store = store
         self.tokens = tokens
@@ -521,22 +517,10 @@ class Server(AuthorizationServer):  # type: ignore[misc]
         self.register_grant(RefreshGrant)
         self.register_endpoint(Registration())
         self.register_extension(Issuer(endpoints.issuer))
-        if machines:
-            from .machine_grant import KeyAssertion, MachineGrant, secret_post
-
-            self.register_grant(MachineGrant)
-            self.register_client_auth_method("client_secret_post", secret_post(machines))
-            if client_keys is not None:
-                self.register_client_auth_method(
-                    "private_key_jwt",
-                    KeyAssertion(
-                        audiences=endpoints.assertion_audiences,
-                        keys=client_keys,
-                        # A jti is kept until its assertion expires: used again, it is refused.
-                        first_use=lambda key, until: store.count(f"jti#{key}", limit=1, expires_at=until),
-                        clock=clock,
-                    ),
-                )
+        # Machine callers (client_credentials) are added by machine_grant.install, which sets
+        # both: the server itself knows no grant beyond a person's.
+        self.machines: MachineClients | None = None
+        self.find_machine: Callable[[str], Client | None] | None = None
 
     def now(self) -> int:
         return int(self._clock())
@@ -548,10 +532,8 @@ class Server(AuthorizationServer):  # type: ignore[misc]
     def query_client(self, client_id: str) -> Client | None:
         if not client_id or len(client_id) > MAX_CLIENT_ID_LENGTH:
             return None
-        if self.machines:
-            from .machine_grant import machine_client
-
-            found_machine = machine_client(client_id, self.machines, self.endpoints.scopes)
+        if self.find_machine is not None:
+            found_machine = self.find_machine(client_id)
             if found_machine is not None:
                 return found_machine
         if is_document_url(client_id):

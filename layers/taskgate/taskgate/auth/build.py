@@ -73,7 +73,8 @@ class _Parts:
     def machines(self) -> MachineClients:
         """The deployer's machine clients (client_credentials at the stack's authorization
         server): with USER (the server) and CLIENT (machine callers accepted) only."""
-        from .machines import MachineClients, parse_client_keys
+        from ..config import parse_client_keys
+        from .machines import MachineClients
 
         s = self.settings
         if not {"USER", "CLIENT"} <= s.auth_mode:
@@ -165,14 +166,7 @@ class _Parts:
 
         s, p = self.settings, self.ports
         documents = MetadataDocuments(self.store, fetch=p.documents_fetch or GuardedFetch(), clock=p.clock)
-        client_keys = None
-        if self.machines.key_locations:
-            from .machine_grant import ClientKeys
-
-            client_keys = ClientKeys(
-                self.machines.key_locations, transport=p.transport, interval=p.interval, clock=p.monotonic
-            )
-        return Server(
+        server = Server(
             endpoints=self.endpoints,
             store=self.store,
             tokens=self.own_tokens,
@@ -180,10 +174,18 @@ class _Parts:
             access_token_seconds=s.oauth_access_token_ttl_seconds,
             refresh_token_days=s.oauth_refresh_token_ttl_days,
             registrations_per_hour=s.oauth_registrations_per_hour,
-            machines=self.machines,
-            client_keys=client_keys,
             clock=p.clock,
         )
+        if self.machines:
+            from .machine_grant import ClientKeys, install
+
+            client_keys = None
+            if self.machines.key_locations:
+                client_keys = ClientKeys(
+                    self.machines.key_locations, transport=p.transport, interval=p.interval, clock=p.monotonic
+                )
+            install(server, self.machines, client_keys, clock=p.clock)
+        return server
 
     @once
     def upstream(self) -> Upstream:

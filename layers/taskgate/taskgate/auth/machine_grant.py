@@ -264,3 +264,26 @@ class MachineGrant(BoundTokens, grants.ClientCredentialsGrant):  # type: ignore[
             scope=client.get_allowed_scope(scope),
             include_refresh_token=False,
         )
+
+
+def install(
+    server: Server, machines: MachineClients, client_keys: ClientKeys | None, *, clock: Callable[[], float]
+) -> None:
+    """Machine callers on ``server``: the client_credentials grant, client_secret_post and, for
+    clients with a registered key, private_key_jwt; and their clients found by id."""
+    store = server.store
+    server.machines = machines
+    server.find_machine = lambda client_id: machine_client(client_id, machines, server.endpoints.scopes)
+    server.register_grant(MachineGrant)
+    server.register_client_auth_method("client_secret_post", secret_post(machines))
+    if client_keys is not None:
+        server.register_client_auth_method(
+            "private_key_jwt",
+            KeyAssertion(
+                audiences=server.endpoints.assertion_audiences,
+                keys=client_keys,
+                # A jti is kept until its assertion expires: used again, it is refused.
+                first_use=lambda key, until: store.count(f"jti#{key}", limit=1, expires_at=until),
+                clock=clock,
+            ),
+        )
