@@ -1314,8 +1314,9 @@ def values_lost(before: Deployed, after: Deployed) -> list[str]:
 def former_values(previous: Release, current: Release) -> dict[str, str]:
     """A value other than the default for each Parameter ``previous`` has and ``current`` keeps
     only as a Tuning key, as many together as a Tuning takes (each at a boundary or a sample)."""
+    from taskgate.config import parse_tuning
     from taskgate.former_parameters import FORMER, TUNING
-    from taskgate.tuning import TuningError, parse_tuning
+    from taskgate.tuning import TuningError
 
     chosen: dict[str, str] = {}
     for name in previous.parameters:

@@ -102,7 +102,8 @@ def fingerprint(properties: dict[str, Any]) -> str:
 def configuration(properties: dict[str, Any], stack_id: str = "", aws: Aws | None = None) -> dict[str, str]:
     tuning = properties.get("Tuning")
     if tuning:
-        from taskgate.tuning import TuningError, parse_tuning  # the layer's: the functions' own check
+        from taskgate.config import parse_tuning  # the layer's: the functions' own check
+        from taskgate.tuning import TuningError
 
         try:
             parse_tuning(str(tuning))

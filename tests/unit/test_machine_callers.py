@@ -303,7 +303,7 @@ def test_a_client_with_several_keys_names_the_one_it_signed_with(
 
 
 def test_client_keys_must_be_https_or_loopback() -> None:
-    from taskgate.auth.machines import parse_client_keys
+    from taskgate.config import parse_client_keys
 
     assert parse_client_keys("a=https://keys.example/a.json, b=/opt/python/keys/b.json") == {
         "a": "https://keys.example/a.json",

@@ -8,8 +8,8 @@ import pathlib
 
 import pytest
 
-from taskgate.config import Settings
-from taskgate.tuning import BOUNDS, KEYS, TuningError, environment, parse_tuning, with_tuning
+from taskgate.config import Settings, parse_tuning
+from taskgate.tuning import BOUNDS, KEYS, TuningError, environment, with_tuning
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -27,6 +27,7 @@ from pydantic import (
 
 from .domain.limits import MAX_PAYLOAD_BODY_BYTES, Limits, WorkTimes
 from .protocol.calls.policy import CallPolicy, ListenPolicy
+from .tuning import KEYS, STRICTEST_FRONT, TuningError, parse_pairs, with_tuning
 
 # The template's ToolModules default too: the deployer's own package. The conformance
 # fixtures (taskgate_conformance) are loaded only where they are asked for: the tests, the
@@ -266,8 +267,6 @@ class SignInSettings(Group):
     @field_validator("oauth_client_keys")
     @classmethod
     def _client_keys_parse(cls, value: str) -> str:
-        from .auth.machines import parse_client_keys
-
         parse_client_keys(value)  # a ValueError names the entry
         return value
 
@@ -526,8 +525,6 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        from .tuning import with_tuning
-
         # The template's Tuning string (TUNING) sets the values only the functions read.
         env = with_tuning(os.environ if environ is None else environ)
         # An empty variable is "not set": the template passes "" for optional Parameters.
@@ -548,3 +545,40 @@ def _problem(error: Any) -> str:
     holder = next((groups[str(part)] for part in error["loc"] if part in groups), None)
     names = {field: variable for variable, field in holder.variables().items()} if holder else {}
     return f"{'.'.join(names.get(part, part) for part in where).upper()}: {error['msg']}"
+
+
+def parse_tuning(text: str) -> dict[str, str]:
+    """A deployment's Tuning, key -> value, each checked as ``Settings`` will check it at a cold
+    start (the deploy checks refuse what the functions could not start with); a
+    ``TuningError`` names the key, never its variable."""
+    values = parse_pairs(text)
+    env = {
+        "TASK_TABLE": "tuning-check",
+        **STRICTEST_FRONT,
+        **{KEYS[k]: v for k, v in values.items() if k in KEYS},
+    }
+    try:
+        Settings.from_env(env)
+    except ConfigurationError as error:
+        message = str(error).removeprefix("taskgate is misconfigured: ")
+        for key, variable in sorted(KEYS.items(), key=lambda kv: -len(kv[1])):
+            message = re.sub(rf"\b{variable}\b", key, message)
+        raise TuningError(message) from None
+    return values
+
+
+def parse_client_keys(value: str) -> dict[str, str]:
+    """``id=location,…`` (OAUTH_CLIENT_KEYS): each key client and where its JWKS is."""
+    found: dict[str, str] = {}
+    for entry in (e.strip() for e in value.split(",") if e.strip()):
+        client_id, sep, location = entry.partition("=")
+        client_id, location = client_id.strip(), location.strip()
+        if not sep or not client_id or not location:
+            raise ValueError(f"OAUTH_CLIENT_KEYS: {entry!r} is not client_id=<JWKS URL or file>")
+        if location.startswith(("https://", "http://")):
+            parts = urlsplit(location)
+            local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+            if parts.scheme != "https" and not (parts.scheme == "http" and local):
+                raise ValueError(f"OAUTH_CLIENT_KEYS: {client_id}'s JWKS must be https")
+        found[client_id] = location
+    return found

@@ -21,7 +21,8 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from .tuning import BOUNDS, EXPORTED, KEYS, TuningError, parse_tuning
+from .config import parse_tuning
+from .tuning import BOUNDS, EXPORTED, KEYS, TuningError
 
 TUNING = "Tuning"
 JOB_ARNS = "JobArns"

@@ -83,7 +83,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 VARIABLE = "TUNING"
 # The strictest front a function serves behind (API Gateway's HTTP API): a Tuning is checked
 # as that function would read it.
-_STRICTEST_FRONT = {"FRONT_STREAMING": "false", "FRONT_TIMEOUT_SECONDS": "29"}
+STRICTEST_FRONT = {"FRONT_STREAMING": "false", "FRONT_TIMEOUT_SECONDS": "29"}
 _PAIR = re.compile(r"([A-Za-z][A-Za-z0-9]*)=(\S*)")
 
 
@@ -91,8 +91,9 @@ class TuningError(ValueError):
     """A Tuning the functions could not start with; the message names the key."""
 
 
-def parse_tuning(text: str) -> dict[str, str]:
-    """Key -> value, each checked as ``Settings`` will check it."""
+def parse_pairs(text: str) -> dict[str, str]:
+    """Key -> value, each a known key within its bounds (``config.parse_tuning`` also checks
+    them together, as ``Settings`` will)."""
     values: dict[str, str] = {}
     for item in text.split():
         match = _PAIR.fullmatch(item)
@@ -108,7 +109,6 @@ def parse_tuning(text: str) -> dict[str, str]:
             raise TuningError(f"{key} is given twice")
         _bounded(key, value)
         values[key] = value
-    _check(values)
     return values
 
 
@@ -150,20 +150,3 @@ def with_tuning(environ: Mapping[str, str]) -> dict[str, str]:
     itself (not empty) wins."""
     tuned = environment(environ.get(VARIABLE, ""))
     return {**tuned, **{k: v for k, v in environ.items() if v != ""}}
-
-
-def _check(values: dict[str, str]) -> None:
-    from .config import ConfigurationError, Settings
-
-    env = {
-        "TASK_TABLE": "tuning-check",
-        **_STRICTEST_FRONT,
-        **{KEYS[k]: v for k, v in values.items() if k in KEYS},
-    }
-    try:
-        Settings.from_env(env)
-    except ConfigurationError as error:
-        message = str(error).removeprefix("taskgate is misconfigured: ")
-        for key, variable in sorted(KEYS.items(), key=lambda kv: -len(kv[1])):
-            message = re.sub(rf"\b{variable}\b", key, message)
-        raise TuningError(message) from None

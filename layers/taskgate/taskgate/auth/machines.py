@@ -29,27 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 KEY_METHOD = "private_key_jwt"
-
-
-def parse_client_keys(value: str) -> dict[str, str]:
-    """``id=location,…`` (OAUTH_CLIENT_KEYS): each key client and where its JWKS is."""
-    found: dict[str, str] = {}
-    for entry in (e.strip() for e in value.split(",") if e.strip()):
-        client_id, sep, location = entry.partition("=")
-        client_id, location = client_id.strip(), location.strip()
-        if not sep or not client_id or not location:
-            raise ValueError(f"OAUTH_CLIENT_KEYS: {entry!r} is not client_id=<JWKS URL or file>")
-        if is_url(location):
-            parts = urlsplit(location)
-            local = parts.hostname in ("127.0.0.1", "localhost", "::1")
-            if parts.scheme != "https" and not (parts.scheme == "http" and local):
-                raise ValueError(f"OAUTH_CLIENT_KEYS: {client_id}'s JWKS must be https")
-        found[client_id] = location
-    return found
 
 
 def is_url(location: str) -> bool:
