@@ -59,6 +59,24 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+# Making an RSA key takes about 40 ms, and the unit tier starts well over a hundred of these
+# servers (5 s of it): a run makes at most this many and hands them round, so servers made one
+# after another (a test's two issuers, a rotation) never share one.
+_KEY_POOL = 16
+_keys_made: list[rsa.RSAPrivateKey] = []
+_keys_handed = 0
+_keys_lock = threading.Lock()
+
+
+def signing_key() -> rsa.RSAPrivateKey:
+    global _keys_handed
+    with _keys_lock:
+        index = _keys_handed % _KEY_POOL
+        _keys_handed += 1
+        if index == len(_keys_made):
+            _keys_made.append(rsa.generate_private_key(public_exponent=65537, key_size=2048))
+        return _keys_made[index]
+
 
 def b64url_encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
@@ -161,7 +179,7 @@ class LocalAuthorizationServer:
     def rotate_key(self) -> str:
         """Start signing with a new key (the old ones stay in the JWKS). Returns its kid."""
         kid = f"local-{len(self._keys) + 1}-{secrets.token_hex(4)}"
-        self._keys.append((kid, rsa.generate_private_key(public_exponent=65537, key_size=2048)))
+        self._keys.append((kid, signing_key()))
         return kid
 
     def transport(self, method: str, url: str, form: Any, headers: Any, timeout: float) -> tuple[int, bytes]:
@@ -575,3 +593,11 @@ def serve_in_thread(make_app: Callable[[str], ASGIApp], host: str = "127.0.0.1")
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def dev_key(kid: str) -> Any:
+    """A key for taskgate's development identity provider (local/dev_idp.py), from the pool."""
+    from joserfc.jwk import RSAKey
+
+    # The key object itself: a PEM round trip would check the key again, ~30 ms each.
+    return RSAKey.import_key(signing_key(), parameters={"kid": kid})

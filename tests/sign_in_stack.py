@@ -42,6 +42,7 @@ from taskgate.local.dev_idp import (
 from taskgate.protocol.server import McpServer
 from taskgate.protocol.wire.transport_security import TransportSecurity
 from tests.mcp_client import envelope, headers_for
+from tests.oauth_server import dev_key
 from tests.sign_in_user import Person
 
 STACK = "https://taskgate.example"
@@ -264,7 +265,7 @@ def build_stack(
     if streaming:
         env["STREAM_PUBLIC_URL"] = STREAM  # ApiFunction's: the authorization server's second resource
     settings = Settings.from_env(env)
-    idp = local_provider(IDP, f"{STACK}/oauth/callback")
+    idp = local_provider(IDP, f"{STACK}/oauth/callback", make_key=dev_key)
     idp_http = TestClient(idp.app(), base_url=IDP)
     calls_to_idp: list[str] = []
 

@@ -26,6 +26,7 @@ import secrets
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -67,6 +68,10 @@ class _Code:
     expires_at: float
 
 
+def new_key(kid: str) -> RSAKey:
+    return RSAKey.generate_key(2048, parameters={"kid": kid})
+
+
 class DevIdentityProvider:
     def __init__(
         self,
@@ -74,7 +79,11 @@ class DevIdentityProvider:
         users: dict[str, str] | None = None,
         clients: list[DevClient] | None = None,
         access_token_seconds: int = 3600,
+        make_key: Callable[[str], RSAKey] = new_key,
     ) -> None:
+        # A new key is ~40 ms of CPU: the test tier, which starts many providers, passes keys
+        # it made once.
+        self._make_key = make_key
         self.users = users if users is not None else {DEV_USER: DEV_PASSWORD}
         self.clients = {c.client_id: c for c in clients or []}
         self.access_token_seconds = access_token_seconds
@@ -104,9 +113,7 @@ class DevIdentityProvider:
         return str(uuid.uuid5(uuid.NAMESPACE_URL, f"taskgate-dev-user:{username}"))
 
     def rotate_key(self) -> str:
-        key = RSAKey.generate_key(
-            2048, parameters={"kid": f"dev-{len(self._keys) + 1}-{secrets.token_hex(4)}"}
-        )
+        key = self._make_key(f"dev-{len(self._keys) + 1}-{secrets.token_hex(4)}")
         self._keys.append(key)
         return str(key.kid)
 
@@ -316,10 +323,13 @@ class DevIdentityProvider:
         return JSONResponse(answer)
 
 
-def local_provider(base_url: str, callback_url: str) -> DevIdentityProvider:
+def local_provider(
+    base_url: str, callback_url: str, *, make_key: Callable[[str], RSAKey] = new_key
+) -> DevIdentityProvider:
     """The development pool ``make serve-signin`` runs: the stack's sign-in client (public,
     PKCE) whose only callback is the stack's, and one machine client."""
     provider = DevIdentityProvider(
+        make_key=make_key,
         clients=[
             DevClient(SIGN_IN_CLIENT, redirect_uris=[callback_url]),
             DevClient(
@@ -328,6 +338,6 @@ def local_provider(base_url: str, callback_url: str) -> DevIdentityProvider:
                 flows=("client_credentials",),
                 scopes=(RESOURCE_SCOPE,),
             ),
-        ]
+        ],
     )
     return provider.at(base_url)
