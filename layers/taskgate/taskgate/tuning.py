@@ -12,7 +12,6 @@ naming the key), with the same checks ``Settings`` makes at a cold start.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping, MutableMapping
@@ -101,6 +100,8 @@ def parse_pairs(text: str) -> dict[str, str]:
             raise TuningError(f"'{item}' is not Key=value (pairs are separated by spaces)")
         key, value = match.groups()
         if key not in KEYS and key not in EXPORTED:
+            import difflib  # a misspelt key's suggestion: never on a function's start
+
             known = [*KEYS, *EXPORTED]
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}?)" if close else f"; known keys: {', '.join(known)}"

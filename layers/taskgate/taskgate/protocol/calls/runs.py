@@ -6,7 +6,6 @@ caller hangs up), and the prepare round (questions a tool asks before its task e
 from __future__ import annotations
 
 import contextvars
-import ctypes
 import threading
 import time
 from collections.abc import Callable
@@ -181,6 +180,9 @@ def _guarded(
         runner.join(STOP_GRACE_SECONDS)
         if runner.is_alive() and runner.ident is not None:
             # It did not look: interrupt it where it is (between two Python instructions).
+            # ctypes only here, on an overrun: every cold start would pay for it otherwise.
+            import ctypes
+
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(runner.ident), ctypes.py_object(_Stopped)
             )
