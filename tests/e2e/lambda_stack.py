@@ -60,7 +60,7 @@ class LambdaStack:
     def summary(self) -> str:
         report = self.report()
         return (
-            f"Lambda mode: {report['invocations']} invocations, {report['cold_starts']} cold starts, "
+            f"Lambda mode: {report['invocations']} invocations, {report['cold_starts']} cold starts (the slowest {report['slowest_cold_start_seconds']} s), "
             f"{report['timeouts']} cut at the function's {self.function_timeout:g} s, "
             f"{len(report['left_running'])} threads left running"
         )

@@ -49,6 +49,7 @@ from typing import Any
 import pytest
 
 from tests.apigw_front import Record, RunningFront, running_front
+from tests.e2e.client_starts import Launch, said_it_opened, start_few_at_a_time
 from tests.e2e.local_server import run_setup, running_server
 
 pytestmark = pytest.mark.slow
@@ -486,7 +487,6 @@ def _drive(
     lane: Lane = DECLARED,
     connected: threading.Event | None = None,
 ) -> dict[str, Outcome]:
-    procs: dict[tuple[str, str], subprocess.Popen[bytes]] = {}
     outputs: dict[tuple[str, str], pathlib.Path] = {}
     outcomes = {
         h.name: Outcome(h, expected_tools=lane.expected_tools, stop_seconds=lane.stop_seconds) for h in hosts
@@ -497,19 +497,16 @@ def _drive(
         "MCP_USE_ANONYMIZED_TELEMETRY": "false",
         "HOSTS_LONG_TOOL": lane.tool,
     }
+    launches = []
     for i, host in enumerate(hosts):
         for phase, front in (("main", fronts[2 * i]), ("cancel", fronts[2 * i + 1])):
             key = (host.name, phase)
             outputs[key] = work / f"{host.name}.{phase}.out"
-            with outputs[key].open("wb") as out, (work / f"{host.name}.{phase}.err").open("wb") as err:
-                procs[key] = subprocess.Popen(
-                    host.command(f"{front.url}/mcp", phase, f"{host.name}-{phase}"),
-                    cwd=work,
-                    stdout=out,
-                    stderr=err,
-                    env=env,
-                )
+            command = host.command(f"{front.url}/mcp", phase, f"{host.name}-{phase}")
+            launches.append(Launch(key, command, outputs[key], work / f"{host.name}.{phase}.err", work, env))
     begun = time.monotonic()
+    # A few at a time: twenty framework start-ups at once starve the server (client_starts.py).
+    procs, launched = start_few_at_a_time(launches, said_it_opened)
     aborted: dict[str, float] = {}
     pending_check = {h.name for h in hosts}
     while True:
@@ -544,7 +541,7 @@ def _drive(
                         pending_check.discard(host.name)
             for phase, limit in (("main", MAIN_TIMEOUT), ("cancel", CANCEL_TIMEOUT)):
                 proc = procs[(host.name, phase)]
-                if proc.poll() is None and elapsed > limit:
+                if proc.poll() is None and time.monotonic() - launched[(host.name, phase)] > limit:
                     proc.kill()
                     outcome.killed.append(phase)
         if not pending_check and all(p.poll() is not None for p in procs.values()):
@@ -602,7 +599,7 @@ def _print(lane: Lane, run: LaneRun, say: Say) -> None:
         report = run.report
         say(
             f"[hosts] Lambda mode: {report['invocations']} invocations, {report['cold_starts']} cold starts "
-            f"(environments), {report['timeouts']} cut at the function's timeout, "
+            f"(environments, the slowest {report['slowest_cold_start_seconds']} s), {report['timeouts']} cut at the function's timeout, "
             f"{len(report['left_running'])} threads left running after an answer"
         )
     for name, outcome in outcomes.items():

@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from tests.apigw_front import RunningFront, running_front
+from tests.e2e.client_starts import Launch, said_it_opened, start_few_at_a_time
 from tests.e2e.conftest import Say
 from tests.e2e.local_server import run_setup, running_server
 
@@ -150,7 +151,11 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
     wall = time.monotonic() - started
     # Nothing of any request ran on once it had answered (the waits are the requests' own).
     assert lambda_report["left_running"] == [], lambda_report
-    say(f"\n[plain rounds] {len(RUNS)} runs at once in {wall:.1f} s (servers and clients included)")
+    say(
+        f"\n[plain rounds] {len(RUNS)} runs at once in {wall:.1f} s (servers and clients included); "
+        f"{lambda_report['cold_starts']} cold starts behind the stand-in, the slowest "
+        f"{lambda_report['slowest_cold_start_seconds']} s"
+    )
     for outcome in found.values():
         out = outcome.out
         asked = [a["message"] for a in out.get("asked", [])]
@@ -164,31 +169,33 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory, say: Say) -> Iterator[dic
 
 def _drive(work: pathlib.Path, fronts: dict[Run, RunningFront], streaming_url: str) -> dict[str, Outcome]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(HOSTS_DIR)}
-    procs: dict[Run, tuple[subprocess.Popen[bytes], pathlib.Path]] = {}
+    launches = []
     for run in RUNS:
         url = f"{fronts[run].url}/mcp" if run in fronts else streaming_url
-        out = work / f"{run.name}.out"
-        with out.open("wb") as sink, (work / f"{run.name}.err").open("wb") as err:
-            command = [
-                str(PYTHON[run.framework]),
-                str(HOSTS_DIR / "rounds_py.py"),
-                run.framework,
-                url,
-                run.scenario,
-                f"{run.seconds:g}",
-                run.name,
-            ]
-            procs[run] = (subprocess.Popen(command, cwd=work, stdout=sink, stderr=err, env=env), out)
-    deadline = time.monotonic() + TIMEOUT
+        command = [
+            str(PYTHON[run.framework]),
+            str(HOSTS_DIR / "rounds_py.py"),
+            run.framework,
+            url,
+            run.scenario,
+            f"{run.seconds:g}",
+            run.name,
+        ]
+        launches.append(Launch(run, command, work / f"{run.name}.out", work / f"{run.name}.err", work, env))
+    # A few at a time: twenty-six framework start-ups at once starve the server (client_starts.py).
+    procs, launched = start_few_at_a_time(launches, said_it_opened)
     found: dict[str, Outcome] = {}
-    for run, (proc, out) in procs.items():
+    for run in RUNS:
+        proc = procs[run]
         try:
-            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+            proc.wait(timeout=max(1.0, launched[run] + TIMEOUT - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        lines = [line for line in out.read_text().splitlines() if line.startswith("{")]
-        result = json.loads(lines[-1]) if lines else {"ok": False, "error": "no answer (killed)"}
+        out = work / f"{run.name}.out"
+        lines = [json.loads(line) for line in out.read_text().splitlines() if line.startswith("{")]
+        results = [line for line in lines if "open" not in line]
+        result = results[-1] if results else {"ok": False, "error": "no answer (killed)"}
         found[run.name] = Outcome(run, result, list(fronts[run].front.records) if run in fronts else [])
     return found
 

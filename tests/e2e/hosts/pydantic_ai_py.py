@@ -22,6 +22,7 @@ class PydanticAi:
 
     def __init__(self) -> None:
         self.sink: ProgressSink | None = None
+        self.entered = False  # a toolset that failed to connect has nothing to exit
 
     async def open(self, url: str) -> None:
         async def on_elicitation(
@@ -38,11 +39,13 @@ class PydanticAi:
             url, elicitation_handler=on_elicitation, progress_handler=on_progress
         )
         await self.toolset.__aenter__()
+        self.entered = True
         self.ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
         self.tools = await self.toolset.get_tools(self.ctx)
 
     async def close(self) -> None:
-        await self.toolset.__aexit__(None, None, None)
+        if self.entered:
+            await self.toolset.__aexit__(None, None, None)
 
     async def list_tools(self) -> list[str]:
         return sorted(self.tools)

@@ -227,6 +227,7 @@ async def replay(url: str, handler: Handler, seconds: float, run: str) -> dict[s
         return current, rounds
 
     async with Client(url, elicitation_callback=handler.mcp, read_timeout_seconds=120) as client:
+        opened()
         report = {"seconds": seconds, "run": run, "ask": True}
         first = await client.session.call_tool("long_structured", report, allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult) and not first.input_requests, first
@@ -258,6 +259,11 @@ async def replay(url: str, handler: Handler, seconds: float, run: str) -> dict[s
     return out
 
 
+def opened() -> None:
+    """Say the client is connected (tests/e2e/client_starts.py starts the next one then)."""
+    print(json.dumps({"open": True}), flush=True)
+
+
 async def run(framework: str, url: str, scenario: str, seconds: float, run_name: str) -> dict[str, Any]:
     handler = Handler()
     host = FRAMEWORKS[framework]()
@@ -271,6 +277,7 @@ async def run(framework: str, url: str, scenario: str, seconds: float, run_name:
             # The host gives up on the call after 3 s (its task cancelled, as an aborted agent run
             # does) and goes away: it never comes back for the call's next round.
             await host.open(url, handler)
+            opened()
             call = asyncio.ensure_future(host.call("long_structured", {"seconds": seconds, "run": run_name}))
             await asyncio.sleep(3)
             call.cancel()
@@ -282,6 +289,7 @@ async def run(framework: str, url: str, scenario: str, seconds: float, run_name:
             await host.close()
         else:
             await host.open(url, handler)
+            opened()
             try:
                 tool = "long_ask" if scenario == "ask" else "long_structured"
                 arguments = {"seconds": seconds, "run": run_name, "ask": scenario != "report"}

@@ -90,6 +90,9 @@ class Report:
     errors: int = 0
     throttles: int = 0
     environments: int = 0
+    # The longest a cold start took, from the environment's fork to its init's end: on a loaded
+    # machine, what a client's connect timeout was up against.
+    slowest_cold_start_seconds: float = 0.0
     left_running: list[LeftRunning] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -224,12 +227,16 @@ class LambdaService:
             if len(self._all) >= self.max_environments:
                 self.report.throttles += 1
                 raise Throttled()
+            began = time.monotonic()
             env = Environment(self._context, self.handler_path)
             self._all.add(env)
             self.report.cold_starts += 1
             self.report.environments = len(self._all)
         outcome = env.ready(INIT_SECONDS)
         if isinstance(outcome, Ready):
+            with self._lock:
+                took = round(time.monotonic() - began, 2)
+                self.report.slowest_cold_start_seconds = max(self.report.slowest_cold_start_seconds, took)
             return env
         self._discard(env)
         detail = outcome.payload if isinstance(outcome, Answer) else "no answer"
