@@ -15,7 +15,7 @@ from ...domain.errors import DependencyFailure, PayloadTooLarge, TaskgateError, 
 from ...domain.model import TaskRecord
 from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore
-from ...tools.input import ClientCapabilities, declared_view
+from ...tools.input import declared_view
 from ...tools.peer import LOG_LEVELS
 from ..calls.caller import caller_of
 from ..calls.flow import (
@@ -24,12 +24,10 @@ from ..calls.flow import (
     Created,
     HandedOver,
     Held,
-    Invocation,
     Outcome,
     Refusal,
     Refused,
     Streamed,
-    TaskAsk,
     ToolCallFlow,
 )
 from ..calls.handle_tools import listed_tools
@@ -46,6 +44,7 @@ from ..wire.exchange import Call, HttpReply
 from ..wire.jsonrpc import ClientResponse
 from ..wire.params import MAX_ID_LENGTH, Initialize, NoParams, Page, SetLevel, TaskRef, ToolCall
 from ..wire.versions import is_stateless
+from . import envelope
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
 
@@ -264,28 +263,15 @@ class Era2025(Era):
         return {"tools": listed_tools(self._s, with_task_support=True)}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
-        session = call.session
         caller = caller_of(
             call,
             self._s.policy,
             resumable=True,  # event ids and GET with Last-Event-ID
             answers_inline=False,  # no round before a task exists: questions ride the call's stream
-            capabilities=ClientCapabilities(session.capabilities if session else {}),
+            capabilities=envelope.capabilities(call.session),
             tasks=False,  # a task only where the call asks for one (params.task)
         )
-        level = session.log_level if session else None
-        # The tool's log lines ride a task's tasks/result stream (tagged with the task) at the
-        # level the session set; a session that set none is sent none (nothing kept).
-        task = TaskAsk(params.task.ttl, params.progress_token(), level) if params.task is not None else None
-        invocation = Invocation(
-            params.name,
-            params.arguments,
-            scope=call.headers.get("mcp-session-id") or "",
-            task=task,
-            progress_token=params.progress_token(),
-            log_level=level or LOG_LEVELS[0],
-        )
-        return self._answer(call, self._flow.call(call, invocation, caller))
+        return self._answer(call, self._flow.call(call, envelope.invocation(params, call.session), caller))
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""

@@ -8,10 +8,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
+from ...tools.input import ClientCapabilities
 from ...tools.peer import LOG_LEVELS
+from ..calls.flow import Invocation
 from ..wire.errors import RpcError
 from ..wire.headers import check_routing_headers
 from ..wire.jsonrpc import Request
+from ..wire.params import ToolCall
 from ..wire.versions import is_stateless
 from . import wire as w
 
@@ -43,3 +46,25 @@ def check_envelope(headers: Mapping[str, str], request: Request, name_field: str
     level = meta.get(w.META_LOG_LEVEL)
     if level is not None and level not in LOG_LEVELS:
         raise RpcError(INVALID_PARAMS, f"Invalid params: _meta {w.META_LOG_LEVEL} is not a log level")
+
+
+def capabilities(meta: Mapping[str, Any]) -> ClientCapabilities:
+    """What the client declared in this request's ``_meta`` (each request says it again)."""
+    declared = meta.get(w.META_CLIENT_CAPABILITIES)
+    return ClientCapabilities(declared if isinstance(declared, dict) else {})
+
+
+def invocation(params: ToolCall) -> Invocation:
+    """A ``tools/call`` as this era carries it: a round's answers and the sealed state the
+    round before handed out, the log level in ``_meta``, arguments mirrored in headers."""
+    meta = params.meta or {}
+    sent_null = "inputResponses" in params.model_fields_set and params.inputResponses is None
+    return Invocation(
+        params.name,
+        params.arguments,
+        answers=None if sent_null else params.inputResponses or {},
+        request_state=params.requestState,
+        progress_token=params.progress_token(),
+        log_level=meta.get(w.META_LOG_LEVEL),
+        param_headers=True,
+    )

@@ -14,7 +14,6 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ...tools.input import ClientCapabilities
 from ..calls.caller import caller_of
 from ..calls.flow import (
     Answered,
@@ -22,7 +21,6 @@ from ..calls.flow import (
     Created,
     HandedOver,
     Held,
-    Invocation,
     Outcome,
     Refusal,
     Refused,
@@ -162,26 +160,15 @@ class Era2026(Era):
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
         meta = params.meta or {}
-        declared = meta.get(w.META_CLIENT_CAPABILITIES)
         caller = caller_of(
             call,
             self._s.policy,
             resumable=False,  # this era's streams cannot be resumed
             answers_inline=True,  # an input_required result, then the call again with its answers
-            capabilities=ClientCapabilities(declared if isinstance(declared, dict) else {}),
+            capabilities=envelope.capabilities(meta),
             tasks=w.declares_tasks(meta),
         )
-        sent_null = "inputResponses" in params.model_fields_set and params.inputResponses is None
-        invocation = Invocation(
-            params.name,
-            params.arguments,
-            answers=None if sent_null else params.inputResponses or {},
-            request_state=params.requestState,
-            progress_token=params.progress_token(),
-            log_level=meta.get(w.META_LOG_LEVEL),
-            param_headers=True,
-        )
-        return self._answer(call, self._flow.call(call, invocation, caller))
+        return self._answer(call, self._flow.call(call, envelope.invocation(params), caller))
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""
