@@ -189,7 +189,10 @@ def _param_header(value: Any) -> str:
     # A plain value that looks like the sentinel is encoded too, so it is never misread.
     sentinel = text.startswith("=?base64?") and text.endswith("?=")
     safe = text.isascii() and text.isprintable() and text == text.strip() and not sentinel
-    return text if safe else "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+    # A lone surrogate (a JSON "\ud800" escape) has no UTF-8: sent as it is, for the server to
+    # refuse clearly, rather than failing here.
+    raw = text.encode("utf-8", "surrogatepass")
+    return text if safe else "=?base64?" + base64.b64encode(raw).decode() + "?="
 
 
 def _list_tools(request: Callable[[str, dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:

@@ -131,3 +131,16 @@ def test_routing_headers_carry_non_ascii_only_base64_encoded(app: Any, world: Wo
     encoded = _headers([(b"mcp-name", b"=?base64?c2xvd19jb21wdXRl?=")], "tools/call", CALL_PARAMS)
     resp = raw_request(app, "POST", encoded, CALL)
     assert resp.status_code == 200 and json.loads(resp.content)["result"]["resultType"] == "task"
+
+
+def test_a_name_with_a_lone_surrogate_is_refused_clearly_and_stores_nothing(app: Any, world: World) -> None:
+    """JSON can spell a lone surrogate (``"\\ud800"``), which has no UTF-8: the client helpers
+    send it encoded as it is (they crashed building the header, found by the fuzz), and the
+    server refuses the body with a JSON-RPC error, never a 500."""
+    params = {"name": "\ud800", "arguments": {}}
+    headers = _headers([], "tools/call", params)
+    assert dict(headers)[b"mcp-name"] == b"=?base64?7aCA?="
+    body = json.dumps(envelope("tools/call", params, 1)).encode()
+    resp = raw_request(app, "POST", headers, body)
+    assert "unpaired UTF-16 surrogate" in _rejected(resp, -32600)["error"]["message"]
+    assert world.store.records == {}
