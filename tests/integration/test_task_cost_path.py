@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
+from taskgate.config import EXAMPLE_TOOL_MODULES
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _example_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The traced tools are the examples' (greet, confirm_delete): without this the worker
+    # knew them only when an earlier test in the run had imported them.
+    monkeypatch.setenv("TOOL_MODULES", EXAMPLE_TOOL_MODULES)
 
 
 def _trace(*args: Any) -> dict[str, Any]:
