@@ -79,6 +79,8 @@ class CallCancelled(TaskgateError):
 
 @dataclass(frozen=True)
 class CallClaim:
+    """Which hidden task a plain call's id claimed, or its tombstone."""
+
     # None: a tombstone (the call was cancelled before anything claimed it).
     task_id: str | None
     cancelled: bool = False
@@ -101,6 +103,8 @@ class CallStore(Protocol):
 
 @dataclass(frozen=True)
 class Started:
+    """A plain call's hidden task, as its claim found or made it."""
+
     record: TaskRecord
     # True: a retry of a call that had already started this task.
     again: bool

@@ -93,6 +93,8 @@ def bounded_error(error: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Limits:
+    """The bounds every task row and call is held to."""
+
     default_ttl_ms: int
     max_ttl_ms: int
     poll_interval_ms: int

@@ -108,6 +108,8 @@ class NewTask:
 
 @dataclass(frozen=True)
 class TaskRecord:
+    """One task's row, as the domain reads it."""
+
     task_id: str
     owner: str
     tool: str

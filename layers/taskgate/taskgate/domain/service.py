@@ -40,6 +40,8 @@ _ANSWER_ATTEMPTS = 8
 
 @dataclass(frozen=True)
 class Cancellation:
+    """What a cancel did to a task."""
+
     record: TaskRecord
     # False when the task had already ended: it keeps the status it ended with.
     cancelled_now: bool

@@ -15,6 +15,8 @@ from .holds import HoldStore
 
 @dataclass(frozen=True)
 class Session:
+    """A 2025-11-25 session, as its row keeps it."""
+
     session_id: str
     owner: str
     protocol_version: str

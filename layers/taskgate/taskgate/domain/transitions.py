@@ -33,6 +33,8 @@ class Op(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Transition:
+    """The statuses a write may start from, and the one it leaves."""
+
     sources: frozenset[TaskStatus]
     # None: the status stays what it was.
     target: TaskStatus | None

@@ -71,6 +71,8 @@ class TaskChange:
 
 @dataclass(frozen=True)
 class WakeUp:
+    """One event for the bus: a task ended or started waiting for an answer."""
+
     detail_type: str
     detail: dict[str, Any]
 

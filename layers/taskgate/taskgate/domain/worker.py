@@ -83,6 +83,8 @@ class StepKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class StepOutcome:
+    """What one worker step did."""
+
     kind: StepKind
     # The terminal status this step wrote; None when it wrote none (the task had
     # already ended elsewhere, e.g. cancelled, or the step parks or continues).

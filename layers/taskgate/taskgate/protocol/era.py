@@ -27,6 +27,8 @@ Handler = Callable[[Call, Any], Result]
 
 @dataclass(frozen=True)
 class Method:
+    """One JSON-RPC method of an era: its handler and what it must carry."""
+
     name: str
     handler: Handler
     # Validates ``params`` before the handler sees them (None: the raw dict).

@@ -74,6 +74,8 @@ Completer = Sequence[str] | CompleterFn
 
 @dataclass(frozen=True)
 class Completion:
+    """The values a completion offers."""
+
     values: list[str]
     total: int
     has_more: bool

@@ -191,6 +191,8 @@ class Sample:
 
 @dataclass(frozen=True)
 class Root:
+    """One of the client's roots."""
+
     uri: str
     name: str | None = None
 

@@ -43,6 +43,8 @@ def python_level(level: str) -> int:
 
 @dataclass(frozen=True)
 class Peer:
+    """The client, as a tool sees it while it runs."""
+
     capabilities: ClientCapabilities = UNKNOWN
     # Sends one notification on this request's response stream; None: there is none.
     notify: Notify | None = None

@@ -121,6 +121,8 @@ PromptFn = Callable[..., Any]
 
 @dataclass(frozen=True)
 class Prompt:
+    """A prompt, as its decorator registered it."""
+
     name: str
     fn: PromptFn
     description: str = ""

@@ -55,6 +55,8 @@ def tool_error_result(exc: ToolError) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Tool:
+    """A tool, as its decorator registered it."""
+
     name: str
     description: str
     input_model: type[BaseModel]

@@ -72,6 +72,8 @@ class Calling:
 
 @dataclass(frozen=True)
 class ToolShape:
+    """The models a tool function's signature declares, and how it is called."""
+
     input_model: type[BaseModel]
     output_model: type[BaseModel] | None
     # None: fn(args, ctx), the single-model form with the context second.

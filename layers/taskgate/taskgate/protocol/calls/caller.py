@@ -30,6 +30,8 @@ from .policy import WAIT_HEADER, CallPolicy, Front
 
 @dataclass(frozen=True)
 class Caller:
+    """What the caller of a tools/call can do, and how long it waits."""
+
     wait_seconds: float
     front: Front = field(default_factory=Front)
     accepts_sse: bool = False

@@ -70,6 +70,8 @@ class Plan(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Decision:
+    """What a plain call becomes, and the figures it was decided on."""
+
     plan: Plan
     # How long the tool is expected to run (None: not known) and the caller waits.
     expected: float | None = None

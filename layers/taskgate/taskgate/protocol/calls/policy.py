@@ -28,6 +28,8 @@ CLIENT_MAX_ROUNDS = 10
 
 @dataclass(frozen=True)
 class Front:
+    """What stands before the function: a front that streams or buffers, and its cut."""
+
     streams: bool = False
     cut_seconds: float = 29.0
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class HttpReply:
+    """An HTTP answer: a JSON body or an event stream."""
+
     status: int
     body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)

@@ -11,6 +11,8 @@ from .errors import RpcError
 
 @dataclass(frozen=True)
 class Request:
+    """A JSON-RPC request or notification, as parsed."""
+
     id: str | int | None
     method: str
     params: dict[str, Any]

@@ -23,6 +23,8 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 @dataclass(frozen=True)
 class Cursor:
+    """How far a client has read a task's progress and log lines."""
+
     # Progress reports and log lines the client has had.
     progress: int = 0
     logs: int = 0

@@ -121,6 +121,8 @@ def _one(headers: Any, name: str) -> tuple[bool, str | None]:
 
 @dataclass(frozen=True)
 class TransportSecurity:
+    """The hosts and origins a request may name (DNS rebinding protection)."""
+
     hosts: tuple[str, ...]
     origins: tuple[str, ...]
 
