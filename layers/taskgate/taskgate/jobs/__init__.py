@@ -4,9 +4,6 @@ which waits on them): the vocabulary (vocabulary.py), the registry of kinds (kin
 one module per kind with its job class, the reader of its failures and what the state machine
 and the IAM need of it. The boto3 halves are in ``taskgate.adapters``.
 
-Importing the package registers the kinds taskgate ships.
+The registry imports the kinds taskgate ships the first time it is read, so a cold start
+that reads none pays for none.
 """
-
-from . import batch, callback, ecs, execution, glue
-
-__all__ = ["batch", "callback", "ecs", "execution", "glue"]

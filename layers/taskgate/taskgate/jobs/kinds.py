@@ -12,6 +12,7 @@ registry, in both directions. A kind of job is its module here (its spec class a
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from typing import Any, Literal
 
 @dataclass(frozen=True)
 class Kind:
+    """What taskgate knows of one kind of job."""
+
     name: str
     # How a person calls one ("Batch job").
     noun: str
@@ -49,7 +52,19 @@ class Kind:
 
 @dataclass
 class Registry:
+    """The kinds of job, by name."""
+
     kinds: dict[str, Kind] = field(default_factory=dict)
+    # The modules (in this package) of the kinds taskgate ships, imported and so registered on
+    # the first read: each costs a cold start its classes, and most requests read none.
+    shipped: tuple[str, ...] = ()
+    _loaded: bool = field(default=False, init=False, repr=False)
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            for module in self.shipped:
+                importlib.import_module(f"{__package__}.{module}")
 
     def add(self, kind: Kind) -> Kind:
         if kind.name in self.kinds:
@@ -67,15 +82,18 @@ class Registry:
             del self.kinds[kind.name]
 
     def __getitem__(self, name: str) -> Kind:
+        self._load()
         found = self.kinds.get(name)
         if found is None:
             raise KeyError(f"no job kind {name!r} is registered (known: {', '.join(self.kinds)})")
         return found
 
     def __iter__(self) -> Iterator[Kind]:
+        self._load()
         return iter(list(self.kinds.values()))
 
 
-# Every kind of job taskgate knows: the modules of this package add theirs when
-# taskgate.jobs is imported; a kind of one's own adds itself the same way.
-KINDS = Registry()
+# Every kind of job taskgate knows: the modules of this package add theirs when they are
+# imported (by the first read, or by a tool that names their job class); a kind of one's own
+# adds itself the same way.
+KINDS = Registry(shipped=("batch", "callback", "ecs", "execution", "glue"))

@@ -46,7 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .context import ToolContext, ToolError
-from .jobs import BatchJob, EcsTask, GlueJobRun, Job, StepFunctionsExecution
+from .jobs import Job
 from .registry import Tool, ToolRegistry
 
 _TYPES: dict[str, Any] = {
@@ -200,6 +200,11 @@ def input_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
 
 
 def _job(kind: str, fields: dict[str, Any]) -> Job:
+    from ..jobs.batch import BatchJob
+    from ..jobs.ecs import EcsTask
+    from ..jobs.execution import StepFunctionsExecution
+    from ..jobs.glue import GlueJobRun
+
     if kind == "execution":
         return StepFunctionsExecution(fields["stateMachineArn"], fields.get("input"))
     if kind == "batch":

@@ -15,16 +15,30 @@ error that says what failed and why); ``check=False`` returns it as a ``JobResul
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..jobs.batch import BatchJob
-from ..jobs.callback import Callback
-from ..jobs.ecs import EcsTask
-from ..jobs.execution import StepFunctionsExecution, child_name
-from ..jobs.glue import GlueJobRun
 from ..jobs.vocabulary import Job, JobOutcome, JobSpec
 from .errors import ToolError
+
+if TYPE_CHECKING:
+    from ..jobs.batch import BatchJob
+    from ..jobs.callback import Callback
+    from ..jobs.ecs import EcsTask
+    from ..jobs.execution import StepFunctionsExecution, child_name
+    from ..jobs.glue import GlueJobRun
+
+# The job classes, each from its kind's module, imported when a tool first names it: a cold
+# start pays only for the kinds its tools hand off to.
+_KIND_MODULES = {
+    "BatchJob": "batch",
+    "Callback": "callback",
+    "EcsTask": "ecs",
+    "GlueJobRun": "glue",
+    "StepFunctionsExecution": "execution",
+    "child_name": "execution",
+}
 
 # What a tool author imports from here (taskgate.tools re-exports the job classes).
 __all__ = [
@@ -69,3 +83,10 @@ def read_result(key: str, kind: str, label: str, raw: Any, *, check: bool) -> Jo
     if check and not outcome.ok:
         raise JobFailed(outcome.failure_message(label), result)
     return result
+
+
+def __getattr__(name: str) -> Any:
+    module = _KIND_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"taskgate.jobs.{module}"), name)
