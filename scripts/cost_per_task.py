@@ -355,7 +355,7 @@ def _streams_on(server: Any, clock: VirtualClock) -> None:
     streams = next(e for e in server.eras if e.version == "2025-11-25")._streams
     streams._sleep = clock.server_sleep
     streams._monotonic = clock.monotonic
-    held = next(e for e in server.eras if e.version == "2026-07-28")._held
+    held = next(e for e in server.eras if e.version == "2026-07-28")._held()
     held._sleep = clock.server_sleep
     held._monotonic = clock.monotonic
 
@@ -581,7 +581,8 @@ def poll_or_listen_one_hour(name: str, server: Any) -> tuple[str, int, float]:
     the task's pollIntervalMs, or watching one, two or ten of them with subscriptions/listen
     (streams of LISTEN_SECONDS, each followed by a re-listen): (a task id, requests, held s)."""
     clock = VirtualClock()
-    listens = next(e for e in server.eras if e.version == "2026-07-28")._listens
+    # The era builds its listen streams with the first listen: built here, for the clock.
+    listens = next(e for e in server.eras if e.version == "2026-07-28")._listens()
     listens._sleep = clock.server_sleep
     listens._monotonic = clock.monotonic
     _hour_over.clear()

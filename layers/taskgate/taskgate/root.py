@@ -30,15 +30,12 @@ from .domain.results import ResultStore
 from .domain.service import TaskService
 from .jobs.vocabulary import Jobs
 from .lazy import once
-from .protocol.calls.flow import ToolCallFlow
 from .protocol.calls.policy import CallPolicy
 from .protocol.calls.services import AuditHook
 from .protocol.calls.slots import InlineSlots
-from .protocol.calls.waiting import RowWait
 from .protocol.era import Era
 from .protocol.server import McpServer
 from .protocol.v2026 import Era2026
-from .protocol.v2026.held import HeldCalls
 from .protocol.v2026.listen import Listens
 from .protocol.wire.request_state import RequestStates
 from .protocol.wire.transport_security import TransportSecurity
@@ -57,6 +54,9 @@ if TYPE_CHECKING:
     from .domain.sweeper import Sweeper
     from .domain.wake_ups import EventPublisher, WakeUps
     from .domain.worker import Worker
+    from .protocol.calls.flow import ToolCallFlow
+    from .protocol.calls.waiting import RowWait
+    from .protocol.v2026.held import HeldCalls
     from .protocol.wire.sealing import KeyRing
     from .tools.needs import SecretReader
     from .tools.prompts import PromptRegistry
@@ -200,7 +200,10 @@ class Taskgate:
 
     @once
     def tool_calls(self) -> ToolCallFlow:
-        """What a tools/call becomes, for both eras (protocol/calls/flow.py)."""
+        """What a tools/call becomes, for both eras (protocol/calls/flow.py): built by the
+        first tools/call, so that no other request's cold start imports it."""
+        from .protocol.calls.flow import ToolCallFlow
+
         return ToolCallFlow(self)
 
     @once
@@ -235,6 +238,8 @@ class Taskgate:
     @once
     def row_wait(self) -> RowWait:
         """How a request waits on a hidden task's row (protocol/calls/waiting.py)."""
+        from .protocol.calls.waiting import RowWait
+
         return RowWait(
             self.tasks, self.inline, holds=self.holds, sleep=self.ports.sleep, monotonic=self.ports.monotonic
         )
@@ -338,7 +343,20 @@ class Taskgate:
 
             return catalog_methods(self)
 
-        held = HeldCalls(
+        return Era2026(
+            self,
+            catalog,
+            flow=lambda: self.tool_calls,
+            held=lambda: self.held_calls,
+            listens=lambda: self.listens,
+        )
+
+    @once
+    def held_calls(self) -> HeldCalls:
+        """Plain calls of long tools held on a streaming front (protocol/v2026/held.py)."""
+        from .protocol.v2026.held import HeldCalls
+
+        return HeldCalls(
             self.tasks,
             self.inline,
             holds=self.holds,
@@ -348,7 +366,6 @@ class Taskgate:
             monotonic=self.ports.monotonic,
             clock=self.ports.clock,
         )
-        return Era2026(self, catalog, held, self.tool_calls, self.listens)
 
     @once
     def listens(self) -> Listens:
@@ -400,7 +417,7 @@ class Taskgate:
             streams=streams,
             clock=self.ports.clock,
             session_ttl_ms=self.settings.session_ttl_ms,
-            flow=self.tool_calls,
+            flow=lambda: self.tool_calls,
         )
 
     @once

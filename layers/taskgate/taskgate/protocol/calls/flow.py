@@ -27,7 +27,7 @@ import enum
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...codes import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMED_OUT
@@ -41,112 +41,24 @@ from ..wire.exchange import Call
 from ..wire.headers import check_param_headers
 from ..wire.request_state import Carried, TaskRound, refused
 from .caller import Caller
-from .handle_tools import RESULT, HandleTools, handed, handles_listed
+from .handle_tools import RESULT, HandleTools, handles_listed
+from .outcomes import (
+    Answered,
+    Asks,
+    Created,
+    HandedOver,
+    Held,
+    Invocation,
+    Outcome,
+    Refusal,
+    Refused,
+    Streamed,
+    TaskAsk,
+)
 from .plan import Decision, Plan, cannot_ask, decide, decide_job, instead, needs_input, refusal
 from .rounds import Rounds, can_answer, rounds_of
 from .runs import Overran, ToolRequest, inline_context, open_state, resolve_tool, run_inline, run_prepare
 from .services import Services, fetched
-
-
-@dataclass(frozen=True)
-class TaskAsk:
-    """A call that asked to run as a task (2025-11-25 ``params.task``), and what its task
-    keeps for it. A caller that declared tasks without asking gets ``TaskAsk()``."""
-
-    ttl_ms: int | None = None
-    progress_token: str | int | None = None
-    log_level: str | None = None
-
-
-@dataclass(frozen=True)
-class Invocation:
-    """One ``tools/call`` as its era read it from the envelope."""
-
-    name: str
-    arguments: dict[str, Any] | None = None
-    # What the call's request id is unique within, for its hidden task (domain/calls.py):
-    # its session ("" without one), or None: nothing, and a stateless call is the same call
-    # when its id, tool and arguments are (for STATELESS_RETRY_MS).
-    scope: str | None = None
-    task: TaskAsk | None = None
-    # This round's answers (None: sent, but not an object of answers), and the sealed state
-    # the round before handed out.
-    answers: dict[str, Any] | None = field(default_factory=dict)
-    request_state: str | None = None
-    progress_token: str | int | None = None
-    # The least severe log line the call's own stream carries (None: none).
-    log_level: str | None = None
-    # Its era mirrors arguments in headers (SEP-2243 ``Mcp-Param-*``): they must agree.
-    param_headers: bool = False
-
-
-@dataclass(frozen=True)
-class Created:
-    record: TaskRecord
-
-
-@dataclass(frozen=True)
-class Answered:
-    result: dict[str, Any]
-    # The tool closed its stream early (SEP-1699): the result is for a resumed stream.
-    stream_closed: bool = False
-
-
-@dataclass(frozen=True)
-class Asks:
-    requests: dict[str, Any]
-    # What the next round echoes (answers given so far, the tool's saved state); None: nothing.
-    request_state: str | None = None
-
-
-@dataclass(frozen=True)
-class Held:
-    record: TaskRecord
-    hand_over_at_ms: int | None
-    expected_seconds: float | None
-    # For a caller that answers in rounds: its call's rounds, and how long this round is
-    # held before it ends with a round that asks nothing (None: until something else ends it).
-    rounds: Rounds | None = None
-    round_after_ms: int | None = None
-
-
-@dataclass(frozen=True)
-class Streamed:
-    record: TaskRecord
-    # A retry of a call whose hidden task had already started.
-    again: bool
-    hand_over_at_ms: int | None
-
-
-@dataclass(frozen=True)
-class HandedOver:
-    record: TaskRecord
-    expected_seconds: float | None
-    # The handle must be asked after within this long, or its task is taken as abandoned
-    # (a caller that may have gone while the request waited); None: it is the model's.
-    claim_within_seconds: float | None = None
-
-    @property
-    def result(self) -> dict[str, Any]:
-        return handed(self.record, self.expected_seconds, self.claim_within_seconds)
-
-
-class Refusal(enum.StrEnum):
-    TASK_REQUIRED = "task_required"  # the tool runs only as a task, and none was asked for
-    NOT_A_TASK = "not_a_task"  # a task was asked for, and the tool cannot run as one
-    NEEDS_INPUT = "needs_input"  # the tool asks, and this caller has nowhere to answer
-    CANNOT_WAIT = "cannot_wait"  # nothing can hold the call as long as it runs (Plan.REFUSE)
-
-
-@dataclass(frozen=True)
-class Refused:
-    why: Refusal
-    tool: str
-    # What can be done instead, in words any era can send (its era may word it its own way).
-    message: str
-
-
-Outcome = Created | Answered | Asks | Held | Streamed | HandedOver | Refused
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...domain.sessions import Session
 from ...tools.input import ClientCapabilities
 from ...tools.peer import LOG_LEVELS
-from ..calls.flow import Invocation, TaskAsk
+from ..calls.outcomes import Invocation, TaskAsk
 from ..wire.params import ToolCall
 
 

@@ -6,8 +6,8 @@ import dataclasses
 import json
 import logging
 import uuid
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...codes import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RESOURCE_NOT_FOUND
 from ...domain.calls import call_key
@@ -17,8 +17,7 @@ from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore
 from ...tools.input import declared_view
 from ...tools.peer import LOG_LEVELS
-from ..calls.caller import caller_of
-from ..calls.flow import (
+from ..calls.outcomes import (
     Answered,
     Asks,
     Created,
@@ -28,9 +27,7 @@ from ..calls.flow import (
     Refusal,
     Refused,
     Streamed,
-    ToolCallFlow,
 )
-from ..calls.handle_tools import listed_tools
 from ..calls.services import Services, fetched, server_info
 from ..catalog.completion import CompletionMethods
 from ..catalog.prompts import PromptMethods
@@ -47,6 +44,9 @@ from ..wire.versions import is_stateless
 from . import envelope
 from . import wire as w
 from .streams import SSE_HEADERS, ResultStreams
+
+if TYPE_CHECKING:
+    from ..calls.flow import ToolCallFlow
 
 logger = logging.getLogger(__name__)
 
@@ -77,11 +77,12 @@ class Era2025(Era):
         streams: ResultStreams,
         clock: Clock,
         session_ttl_ms: int,
-        flow: ToolCallFlow | None = None,
+        flow: Callable[[], ToolCallFlow],
     ) -> None:
-        """``flow`` decides what a tools/call becomes (both eras share it)."""
+        """``flow`` gives what decides what a tools/call becomes (both eras share it, built
+        by the first tools/call)."""
         self._s = services
-        self._flow = flow or ToolCallFlow(services)
+        self._flow = flow
         self._sessions = sessions
         self._streams = streams
         self._clock = clock
@@ -260,9 +261,13 @@ class Era2025(Era):
         return {}
 
     def _tools_list(self, call: Call, params: Page) -> dict[str, Any]:
-        return {"tools": listed_tools(self._s, with_task_support=True)}
+        from ..calls import handle_tools  # with the first tools/list: a task's reads need none
+
+        return {"tools": handle_tools.listed_tools(self._s, with_task_support=True)}
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        from ..calls.caller import caller_of  # with the first tools/call, as the flow is
+
         caller = caller_of(
             call,
             self._s.policy,
@@ -271,7 +276,7 @@ class Era2025(Era):
             capabilities=envelope.capabilities(call.session),
             tasks=False,  # a task only where the call asks for one (params.task)
         )
-        return self._answer(call, self._flow.call(call, envelope.invocation(params, call.session), caller))
+        return self._answer(call, self._flow().call(call, envelope.invocation(params, call.session), caller))
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""

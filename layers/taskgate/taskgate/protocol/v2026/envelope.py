@@ -10,7 +10,7 @@ from typing import Any
 from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ...tools.input import ClientCapabilities
 from ...tools.peer import LOG_LEVELS
-from ..calls.flow import Invocation
+from ..calls.outcomes import Invocation
 from ..wire.errors import RpcError
 from ..wire.headers import check_routing_headers
 from ..wire.jsonrpc import Request

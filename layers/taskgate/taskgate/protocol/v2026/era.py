@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...codes import (
     HEADER_MISMATCH,
@@ -14,8 +14,7 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ..calls.caller import caller_of
-from ..calls.flow import (
+from ..calls.outcomes import (
     Answered,
     Asks,
     Created,
@@ -25,9 +24,7 @@ from ..calls.flow import (
     Refusal,
     Refused,
     Streamed,
-    ToolCallFlow,
 )
-from ..calls.handle_tools import listed_tools
 from ..calls.services import Services, fetched, server_info
 from ..era import Era, Method, MethodRegistry
 from ..wire import sse
@@ -36,8 +33,12 @@ from ..wire.exchange import Call, HttpReply, Result
 from ..wire.params import NoParams, TaskAnswers, TaskRef, ToolCall
 from . import envelope
 from . import wire as w
-from .held import HeldCalls
-from .listen import Listen, Listens, answered_at_once
+from .listen import Listen, answered_at_once
+
+if TYPE_CHECKING:
+    from ..calls.flow import ToolCallFlow
+    from .held import HeldCalls
+    from .listen import Listens
 
 # What a refused tools/call says in this era (the flow's own words otherwise).
 _REFUSALS = {Refusal.TASK_REQUIRED: "Missing required client capability: tool {tool} runs only as a task"}
@@ -70,23 +71,20 @@ class Era2026(Era):
         self,
         services: Services,
         catalog: Callable[[], list[Method]],
-        held: HeldCalls | None = None,
-        flow: ToolCallFlow | None = None,
-        listens: Listens | None = None,
+        flow: Callable[[], ToolCallFlow],
+        held: Callable[[], HeldCalls],
+        listens: Callable[[], Listens] | None = None,
     ) -> None:
         """``catalog`` makes the resource, prompt and completion methods (``CATALOG_METHODS``);
-        ``held`` serves plain calls of long tools held on a streaming front; ``flow`` decides
-        what a tools/call becomes (both eras share it); ``listens`` serves subscriptions/listen
-        (None: nothing is honoured, every listen is answered at once)."""
+        ``flow`` gives what decides what a tools/call becomes (both eras share it); ``held``
+        what serves plain calls of long tools held on a streaming front; ``listens`` what
+        serves subscriptions/listen (None: nothing is honoured, every listen is answered at
+        once). Each is built by the first request that needs it, so that the cold start of
+        any other request does not pay for it."""
         self._s = services
         self._listens = listens
-        self._flow = flow or ToolCallFlow(services)
-        self._held = held or HeldCalls(
-            services.tasks,
-            services.inline,
-            watch_ms=services.policy.hang_up_ms,
-            refresh_seconds=services.policy.piece_seconds,
-        )
+        self._flow = flow
+        self._held = held
         super().__init__(
             MethodRegistry(
                 [
@@ -123,7 +121,7 @@ class Era2026(Era):
 
     @property
     def _streams(self) -> bool:
-        return self._listens is not None and self._listens.streams
+        return self._listens is not None and self._s.policy.front.streams
 
     def _discover(self, call: Call, params: NoParams) -> dict[str, Any]:
         # What subscriptions/listen honours here: on a front that streams, resource updates
@@ -149,16 +147,20 @@ class Era2026(Era):
     def _listen(self, call: Call, params: Listen) -> dict[str, Any] | HttpReply:
         if self._listens is None:
             return answered_at_once(call, params)
-        return self._listens.answer(call, params)
+        return self._listens().answer(call, params)
 
     def _tools_list(self, call: Call, params: NoParams) -> dict[str, Any]:
+        from ..calls import handle_tools  # with the first tools/list: a task's reads need none
+
         return {
-            "tools": listed_tools(self._s, with_task_support=True),
+            "tools": handle_tools.listed_tools(self._s, with_task_support=True),
             "ttlMs": 0,
             "cacheScope": "private",
         }
 
     def _tools_call(self, call: Call, params: ToolCall) -> dict[str, Any] | HttpReply:
+        from ..calls.caller import caller_of  # with the first tools/call, as the flow is
+
         meta = params.meta or {}
         caller = caller_of(
             call,
@@ -168,7 +170,7 @@ class Era2026(Era):
             capabilities=envelope.capabilities(meta),
             tasks=w.declares_tasks(meta),
         )
-        return self._answer(call, self._flow.call(call, envelope.invocation(params), caller))
+        return self._answer(call, self._flow().call(call, envelope.invocation(params), caller))
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""
@@ -181,7 +183,7 @@ class Era2026(Era):
             case Asks(requests, state):
                 return w.input_required(requests, state)
             case Held(record, hand_over_at_ms, expected, rounds, round_after_ms):
-                stream = self._held.stream(
+                stream = self._held().stream(
                     call.owner,
                     record,
                     call.request.id,
