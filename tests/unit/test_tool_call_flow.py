@@ -263,3 +263,14 @@ def test_the_plan_is_switched_on_in_one_module() -> None:
         if isinstance(node, ast.ImportFrom) and any(alias.name == "Plan" for alias in node.names)
     )
     assert users == ["calls/flow.py"]
+
+
+def test_each_era_words_refusals_by_their_names() -> None:
+    """The eras key their refusal wording by Refusal's values (so that the outcomes load with
+    the first tools/call): a renamed or added refusal must be worded, or fall back, on purpose."""
+    from taskgate.protocol.v2025 import era as era2025
+    from taskgate.protocol.v2026 import era as era2026
+
+    names = {why.value for why in Refusal}
+    assert set(era2025._REFUSALS) == names  # the 2025 era words every one
+    assert set(era2026._REFUSALS) <= names  # the 2026 era words some, the flow's words otherwise

@@ -28,7 +28,6 @@ from .domain.limits import Limits, WorkTimes
 from .domain.ports import BlobStore, Clock, TaskStore, Workflow
 from .domain.results import ResultStore
 from .domain.service import TaskService
-from .jobs.vocabulary import Jobs
 from .lazy import once
 from .protocol.calls.policy import CallPolicy
 from .protocol.calls.services import AuditHook
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from .domain.sweeper import Sweeper
     from .domain.wake_ups import EventPublisher, WakeUps
     from .domain.worker import Worker
+    from .jobs.vocabulary import Jobs
     from .protocol.calls.flow import ToolCallFlow
     from .protocol.calls.waiting import RowWait
     from .protocol.v2026.held import HeldCalls

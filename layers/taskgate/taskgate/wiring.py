@@ -22,12 +22,28 @@ from .protocol.wire.request_state import ephemeral_source
 from .root import Ports, Taskgate
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .auth.build import SignInPorts
     from .auth.state import SignInStore
     from .domain.durations import DurationStore
     from .domain.sessions import SessionStore
     from .domain.wake_ups import EventPublisher
-    from .jobs.vocabulary import Jobs
+    from .jobs.vocabulary import JobProgress, Jobs, PendingJob
+
+
+class JobsOnFirstUse:
+    """The jobs' adapters (and the jobs' vocabulary with them), imported by the first task
+    that waits on a job: a cold start whose request touches none pays for none."""
+
+    def __init__(self, build: Callable[[], Jobs]) -> None:
+        self._jobs = Lazy(build)
+
+    def describe(self, task_id: str, job: PendingJob, execution: str | None = None) -> JobProgress | None:
+        return self._jobs().describe(task_id, job, execution)
+
+    def stop(self, task_id: str, job: PendingJob, reason: str, execution: str | None = None) -> None:
+        self._jobs().stop(task_id, job, reason, execution)
 
 
 def aws_ports(settings: Settings) -> Ports:
@@ -67,7 +83,7 @@ def aws_ports(settings: Settings) -> Ports:
 
         return SecretsManagerSecret(lambda: aws_clients.client("secretsmanager"), arn).versions()
 
-    def jobs() -> Jobs:
+    def aws_jobs() -> Jobs:
         # Each kind's adapter, with the first read of a waiting task of that kind.
         from .adapters.aws_jobs import (
             AwsJobs,
@@ -119,7 +135,7 @@ def aws_ports(settings: Settings) -> Ports:
         durations=durations,
         blobs=lambda: S3BlobStore(lambda: aws_clients.client("s3"), bucket) if bucket else None,
         request_state_keys=request_state_keys,
-        jobs=jobs,
+        jobs=lambda: JobsOnFirstUse(aws_jobs),
         sign_in=lambda: sign_in_ports(settings),
         tool_secrets=tool_secret,
         events=events if settings.task_event_bus else None,

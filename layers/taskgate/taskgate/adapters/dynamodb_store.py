@@ -32,16 +32,18 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clock import iso_from_ms, ms_from_iso
 from ..domain.errors import ServiceUnavailable, TaskAlreadyExists, TransitionRejected
 from ..domain.limits import map_size
 from ..domain.model import Expiry, LogLine, Outcome, Progress, TaskRecord, TaskStatus
 from ..domain.progress import ProgressReport, progress_key
-from ..jobs.vocabulary import CallbackSlot, PendingJob
 from .aws_errors import translated
 from .dynamodb_items import conditional, dumps, expires_at, expires_at_ms, j, n, s
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import CallbackSlot, PendingJob
 
 # The highest progress value sent for a token: "progressSent:" and the token as JSON.
 PROGRESS_SENT = "progressSent:"
@@ -125,6 +127,13 @@ def _decode_cursor(cursor: str, owner: str) -> dict[str, Any]:
     return key
 
 
+def _pending_job(raw: Any) -> PendingJob:
+    # The jobs' vocabulary with the first row that waits on a job: most cold starts read none.
+    from ..jobs.vocabulary import PendingJob
+
+    return PendingJob.from_json(raw)
+
+
 def record_from_item(item: dict[str, Any]) -> TaskRecord:
     def text(name: str) -> str | None:
         v = item.get(name)
@@ -145,6 +154,8 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
     job = json_value("job")
     callback = None
     if "callbackHash" in item:
+        from ..jobs.vocabulary import CallbackSlot  # only a row that waits on a callback has one
+
         callback = CallbackSlot(
             secret_hash=item["callbackHash"]["S"],
             expires_at_ms=int(item["callbackExpiresAt"]["N"]),
@@ -183,7 +194,7 @@ def record_from_item(item: dict[str, Any]) -> TaskRecord:
         log_level=text("logLevel"),
         watched_until_ms=int(item["watchedUntil"]["N"]) if "watchedUntil" in item else None,
         call_round=int(item["callRound"]["N"]) if "callRound" in item else 0,
-        job=PendingJob.from_json(job) if job else None,
+        job=_pending_job(job) if job else None,
         job_outcomes=json_map("jobOutcomes"),
         job_checked_at_ms=int(item["jobCheckedAt"]["N"]) if "jobCheckedAt" in item else None,
         callback=callback,

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from ..domain.errors import DependencyFailure
-from ..jobs.vocabulary import JobProgress
 from .aws_errors import error_code, translating
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import JobProgress
 
 # Errors that mean "that execution or callback is no longer waiting".
 _GONE = {"TaskDoesNotExist", "TaskTimedOut", "InvalidToken", "ExecutionDoesNotExist"}
@@ -179,6 +181,8 @@ class StepFunctionsJobs:
 
     @translating
     def describe(self, arn: str) -> JobProgress | None:
+        from ..jobs.vocabulary import JobProgress  # a child execution's, only while a task waits on one
+
         try:
             status = str(self._sfn.describe_execution(executionArn=arn)["status"])
         except ClientError as exc:

@@ -11,14 +11,16 @@ job it started everywhere (the local runtime's does not).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codes import INTERNAL_ERROR
-from ..jobs.vocabulary import Jobs, PendingJob
 from ..text import cut
 from .limits import MAX_STATUS_MESSAGE_BYTES, bounded_error
 from .model import Outcome, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import Jobs, PendingJob
 
 logger = logging.getLogger(__name__)
 

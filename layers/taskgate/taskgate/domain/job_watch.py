@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import TYPE_CHECKING
 
-from ..jobs.kinds import KINDS
-from ..jobs.vocabulary import JobProgress, Jobs
 from ..text import cut
 from ..tools.peer import at_least
 from .errors import TransitionRejected
@@ -27,6 +26,9 @@ from .limits import MAX_ROW_BYTES, MAX_STATUS_MESSAGE_BYTES, row_size
 from .model import LogLine, Progress, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore
 from .progress import ProgressReport, bounded_progress, with_line, with_report
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import JobProgress, Jobs
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,8 @@ class JobWatch:
         job = record.job
         if job is None or self._jobs is None or record.status is not TaskStatus.WORKING:
             return record
+        from ..jobs.kinds import KINDS  # a task that waits on a job has loaded them already
+
         if KINDS[job.kind].callback:
             return record
         now = self._clock()

@@ -8,11 +8,13 @@ in-memory fakes (tests/fakes.py) that honour the same transition table.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..jobs.vocabulary import CallbackSlot, PendingJob
 from .model import Expiry, Outcome, TaskRecord, TaskStatus
 from .progress import ProgressReport
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import CallbackSlot, PendingJob
 
 
 class TaskStore(Protocol):

@@ -11,9 +11,8 @@ import logging
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..jobs.vocabulary import Jobs
 from .ending import TaskEnder
 from .errors import (
     DependencyFailure,
@@ -30,6 +29,9 @@ from .model import NewTask, TaskRecord, TaskStatus
 from .ports import Clock, TaskStore, Workflow
 from .progress import ProgressClaim
 from .results import ResultPart, ResultStore
+
+if TYPE_CHECKING:
+    from ..jobs.vocabulary import Jobs
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import CheckpointTooLarge as CheckpointTooLarge
 from .errors import ProtocolError as ProtocolError  # re-exported: the context is where tools look
@@ -29,8 +29,11 @@ from .input import (
     check_elicit_answer,
     required_capability,
 )
-from .jobs import Job, JobResult, JobSpec, read_result
+from .jobs import JobResult, read_result
 from .peer import LOG_LEVELS, NO_PEER, Peer, at_least, python_level, tool_logger
+
+if TYPE_CHECKING:
+    from .jobs import Job, JobSpec
 
 # A question of any kind; ``ask_all`` takes form and URL elicitations, ``gather`` all four.
 Question = Any

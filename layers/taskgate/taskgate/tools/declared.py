@@ -41,13 +41,15 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from .context import ToolContext, ToolError
-from .jobs import Job
 from .registry import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from .jobs import Job
 
 _TYPES: dict[str, Any] = {
     "string": str,

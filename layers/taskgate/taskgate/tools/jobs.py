@@ -19,7 +19,6 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..jobs.vocabulary import Job, JobOutcome, JobSpec
 from .errors import ToolError
 
 if TYPE_CHECKING:
@@ -28,10 +27,13 @@ if TYPE_CHECKING:
     from ..jobs.ecs import EcsTask
     from ..jobs.execution import StepFunctionsExecution, child_name
     from ..jobs.glue import GlueJobRun
+    from ..jobs.vocabulary import Job, JobSpec
 
-# The job classes, each from its kind's module, imported when a tool first names it: a cold
-# start pays only for the kinds its tools hand off to.
+# The job classes, each from its kind's module, imported when a tool first names it (and the
+# jobs' vocabulary with them): a cold start pays only for the kinds its tools hand off to.
 _KIND_MODULES = {
+    "Job": "vocabulary",
+    "JobSpec": "vocabulary",
     "BatchJob": "batch",
     "Callback": "callback",
     "EcsTask": "ecs",
@@ -78,6 +80,8 @@ class JobFailed(ToolError):
 
 
 def read_result(key: str, kind: str, label: str, raw: Any, *, check: bool) -> JobResult:
+    from ..jobs.vocabulary import JobOutcome  # a job has been handed off, so it is loaded
+
     outcome = JobOutcome.read(kind, raw)
     result = JobResult(key, outcome.ok, outcome.output, outcome.error, outcome.reason)
     if check and not outcome.ok:

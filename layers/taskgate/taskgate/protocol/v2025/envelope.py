@@ -3,11 +3,15 @@ once, at initialize) and, when the client asks for one, the task it wants (``par
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...domain.sessions import Session
 from ...tools.input import ClientCapabilities
 from ...tools.peer import LOG_LEVELS
-from ..calls.outcomes import Invocation, TaskAsk
 from ..wire.params import ToolCall
+
+if TYPE_CHECKING:
+    from ..calls.outcomes import Invocation
 
 
 def capabilities(session: Session | None) -> ClientCapabilities:
@@ -17,6 +21,8 @@ def capabilities(session: Session | None) -> ClientCapabilities:
 def invocation(params: ToolCall, session: Session | None) -> Invocation:
     """The call: unique within its session; its log lines at the level the session set, and
     on a task's ``tasks/result`` stream (tagged with the task) only where the session set one."""
+    from ..calls.outcomes import Invocation, TaskAsk  # with the first tools/call
+
     level = session.log_level if session else None
     task = TaskAsk(params.task.ttl, params.progress_token(), level) if params.task is not None else None
     return Invocation(

@@ -17,17 +17,6 @@ from ...domain.ports import Clock
 from ...domain.sessions import RECENT_TASKS, Session, SessionStore
 from ...tools.input import declared_view
 from ...tools.peer import LOG_LEVELS
-from ..calls.outcomes import (
-    Answered,
-    Asks,
-    Created,
-    HandedOver,
-    Held,
-    Outcome,
-    Refusal,
-    Refused,
-    Streamed,
-)
 from ..calls.services import Services, fetched, server_info
 from ..catalog.completion import CompletionMethods
 from ..catalog.prompts import PromptMethods
@@ -47,15 +36,17 @@ from .streams import SSE_HEADERS, ResultStreams
 
 if TYPE_CHECKING:
     from ..calls.flow import ToolCallFlow
+    from ..calls.outcomes import Outcome, Streamed
 
 logger = logging.getLogger(__name__)
 
 # What a refused tools/call says in this era: its code, and its words (the flow's otherwise).
+# Keyed by calls/outcomes.py's Refusal values (a StrEnum), loaded with the first tools/call.
 _REFUSALS = {
-    Refusal.NOT_A_TASK: (METHOD_NOT_FOUND, "{message}"),
-    Refusal.TASK_REQUIRED: (METHOD_NOT_FOUND, "Tool {tool} must be called as a task (params.task)"),
-    Refusal.NEEDS_INPUT: (INVALID_PARAMS, "{message}"),
-    Refusal.CANNOT_WAIT: (INVALID_PARAMS, "{message}"),
+    "not_a_task": (METHOD_NOT_FOUND, "{message}"),
+    "task_required": (METHOD_NOT_FOUND, "Tool {tool} must be called as a task (params.task)"),
+    "needs_input": (INVALID_PARAMS, "{message}"),
+    "cannot_wait": (INVALID_PARAMS, "{message}"),
 }
 
 
@@ -280,6 +271,8 @@ class Era2025(Era):
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""
+        from ..calls.outcomes import Answered, Asks, Created, HandedOver, Held, Refused, Streamed
+
         assert call.request is not None
         match outcome:
             case Created(record):

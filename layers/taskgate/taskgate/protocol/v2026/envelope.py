@@ -5,18 +5,20 @@ headers that agree with the body."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...codes import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION
 from ...tools.input import ClientCapabilities
 from ...tools.peer import LOG_LEVELS
-from ..calls.outcomes import Invocation
 from ..wire.errors import RpcError
 from ..wire.headers import check_routing_headers
 from ..wire.jsonrpc import Request
 from ..wire.params import ToolCall
 from ..wire.versions import is_stateless
 from . import wire as w
+
+if TYPE_CHECKING:
+    from ..calls.outcomes import Invocation
 
 
 def claims(headers: Mapping[str, str], meta: Mapping[str, Any]) -> bool:
@@ -57,6 +59,8 @@ def capabilities(meta: Mapping[str, Any]) -> ClientCapabilities:
 def invocation(params: ToolCall) -> Invocation:
     """A ``tools/call`` as this era carries it: a round's answers and the sealed state the
     round before handed out, the log level in ``_meta``, arguments mirrored in headers."""
+    from ..calls.outcomes import Invocation  # with the first tools/call
+
     meta = params.meta or {}
     sent_null = "inputResponses" in params.model_fields_set and params.inputResponses is None
     return Invocation(

@@ -14,17 +14,6 @@ from ...codes import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from ..calls.outcomes import (
-    Answered,
-    Asks,
-    Created,
-    HandedOver,
-    Held,
-    Outcome,
-    Refusal,
-    Refused,
-    Streamed,
-)
 from ..calls.services import Services, fetched, server_info
 from ..era import Era, Method, MethodRegistry
 from ..wire import sse
@@ -37,11 +26,13 @@ from .listen import Listen, answered_at_once
 
 if TYPE_CHECKING:
     from ..calls.flow import ToolCallFlow
+    from ..calls.outcomes import Outcome
     from .held import HeldCalls
     from .listen import Listens
 
 # What a refused tools/call says in this era (the flow's own words otherwise).
-_REFUSALS = {Refusal.TASK_REQUIRED: "Missing required client capability: tool {tool} runs only as a task"}
+# Keyed by calls/outcomes.py's Refusal values (a StrEnum), loaded with the first tools/call.
+_REFUSALS = {"task_required": "Missing required client capability: tool {tool} runs only as a task"}
 
 # What resources.py, prompts.py and completion.py serve in this era, made on first use.
 CATALOG_METHODS = (
@@ -174,6 +165,8 @@ class Era2026(Era):
 
     def _answer(self, call: Call, outcome: Outcome) -> dict[str, Any] | HttpReply:
         """The flow's outcome as this era answers it."""
+        from ..calls.outcomes import Answered, Asks, Created, HandedOver, Held, Refused, Streamed
+
         assert call.request is not None
         match outcome:
             case Created(record):

@@ -40,7 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...codes import INTERNAL_ERROR, MISSING_REQUIRED_CLIENT_CAPABILITY
 from ...domain.errors import TaskgateError
-from ...domain.holds import Hold, Holds
 from ...domain.model import TaskRecord
 from ...domain.service import TaskService
 from ..calls.policy import Front, ListenPolicy
@@ -51,6 +50,7 @@ from ..wire.params import Key, Params
 from . import wire as w
 
 if TYPE_CHECKING:
+    from ...domain.holds import Hold, Holds
     from ..catalog.watch import ResourceWatch
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
