@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .kinds import KINDS, Kind
-from .vocabulary import JobKind, JobSpec, slug
+from .kinds import KINDS, JobKind, Kind
+
+if TYPE_CHECKING:
+    from .vocabulary import JobSpec
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,8 @@ class BatchJob:
     container_overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def spec(self, task_id: str, key: str) -> JobSpec:
+        from .vocabulary import JobSpec, slug  # with the first job of any kind
+
         name = slug(self.job_name or f"taskgate-{key}", 128)
         params = {
             "JobName": name,

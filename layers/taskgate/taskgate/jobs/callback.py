@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .kinds import KINDS, Kind
-from .vocabulary import JobKind, JobSpec
+from .kinds import KINDS, JobKind, Kind
+
+if TYPE_CHECKING:
+    from .vocabulary import JobSpec
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class Callback:
     heartbeat_seconds: int | None = None
 
     def spec(self, task_id: str, key: str) -> JobSpec:
+        from .vocabulary import JobSpec  # with the first job of any kind
+
         return JobSpec(
             JobKind.CALLBACK,
             "",

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .kinds import KINDS, Kind
-from .vocabulary import JobKind, JobSpec, lower_keys
+from .kinds import KINDS, JobKind, Kind
+
+if TYPE_CHECKING:
+    from .vocabulary import JobSpec
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class EcsTask:
     overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def spec(self, task_id: str, key: str) -> JobSpec:
+        from .vocabulary import JobSpec  # with the first job of any kind
+
         network: dict[str, Any] = {
             "Subnets": list(self.subnets),
             "AssignPublicIp": "ENABLED" if self.assign_public_ip else "DISABLED",
@@ -50,6 +54,8 @@ def _reasons(d: dict[str, Any]) -> list[str]:
 def _failed_container(output: Any) -> tuple[str, str] | None:
     """ECS reports a task that stopped as done whatever its containers exited with; a
     container that exited non-zero (or never ran) fails the job here."""
+    from .vocabulary import lower_keys  # with the first job of any kind
+
     if not isinstance(output, dict):
         return None
     containers = lower_keys(output).get("containers")

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .kinds import KINDS, Kind
-from .vocabulary import JobKind, JobSpec, slug
+from .kinds import KINDS, JobKind, Kind
+
+if TYPE_CHECKING:
+    from .vocabulary import JobSpec
 
 
 def child_name(task_id: str, key: str) -> str:
     """The child execution's name: the same for every run of the step that hands it off,
     so Step Functions starts it once (a Standard machine refuses a second execution of a
     name), and at most 80 characters of [A-Za-z0-9_-] whatever the key."""
+    from .vocabulary import slug  # with the first job of any kind
+
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return f"tg-{slug(task_id, 40)}-{digest}"
 
@@ -28,6 +32,8 @@ class StepFunctionsExecution:
     input: Any = None
 
     def spec(self, task_id: str, key: str) -> JobSpec:
+        from .vocabulary import JobSpec  # with the first job of any kind
+
         name = child_name(task_id, key)
         params = {"StateMachineArn": self.state_machine_arn, "Name": name, "Input": self.input or {}}
         return JobSpec(JobKind.EXECUTION, self.state_machine_arn, params, name=name)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .kinds import KINDS, Kind
-from .vocabulary import JobKind, JobSpec
+from .kinds import KINDS, JobKind, Kind
+
+if TYPE_CHECKING:
+    from .vocabulary import JobSpec
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,8 @@ class GlueJobRun:
     arguments: Mapping[str, str] = field(default_factory=dict)
 
     def spec(self, task_id: str, key: str) -> JobSpec:
+        from .vocabulary import JobSpec  # with the first job of any kind
+
         params = {"JobName": self.job_name, "Arguments": dict(self.arguments)}
         return JobSpec(JobKind.GLUE, self.job_name, params, name=self.job_name)
 

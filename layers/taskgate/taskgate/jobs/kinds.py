@@ -12,11 +12,24 @@ registry, in both directions. A kind of job is its module here (its spec class a
 
 from __future__ import annotations
 
+import enum
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+
+class JobKind(enum.StrEnum):
+    """The kinds taskgate ships (jobs/execution.py, batch.py, ecs.py, glue.py, callback.py); a
+    job's kind is any name in the registry below. Kept here, not in vocabulary.py, so that a
+    kind's module registers itself without loading the vocabulary."""
+
+    EXECUTION = "execution"
+    BATCH = "batch"
+    ECS = "ecs"
+    GLUE = "glue"
+    CALLBACK = "callback"
 
 
 @dataclass(frozen=True)

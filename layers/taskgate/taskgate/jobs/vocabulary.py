@@ -14,7 +14,6 @@ A job's outcome is kept under its key in ``jobOutcomes`` for the task's life.
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 
 from ..text import cut
 from .kinds import KINDS
+from .kinds import JobKind as JobKind  # where the kinds' names are kept; named here too
 
 # What the state machine stores when a job's output does not fit in the row.
 OUTPUT_TOO_LARGE = "Taskgate.OutputTooLarge"
@@ -30,17 +30,6 @@ OUTPUT_TOO_LARGE = "Taskgate.OutputTooLarge"
 TIMED_OUT = ("States.Timeout", "States.HeartbeatTimeout")
 # A reason read from a failed job is cut to this many bytes.
 MAX_REASON_BYTES = 1_024
-
-
-class JobKind(enum.StrEnum):
-    """The kinds taskgate ships (jobs/execution.py, batch.py, ecs.py, glue.py, callback.py); a
-    job's kind is any name in the registry (jobs/kinds.py)."""
-
-    EXECUTION = "execution"
-    BATCH = "batch"
-    ECS = "ecs"
-    GLUE = "glue"
-    CALLBACK = "callback"
 
 
 @dataclass(frozen=True)

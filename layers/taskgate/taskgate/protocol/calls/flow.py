@@ -27,8 +27,8 @@ import enum
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from ...codes import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_TIMED_OUT
 from ...domain.calls import STATELESS_RETRY_MS, Started, call_digest, call_key, stateless_call_key
@@ -61,8 +61,8 @@ from .runs import Overran, ToolRequest, inline_context, open_state, resolve_tool
 from .services import Services, fetched
 
 
-@dataclass(frozen=True)
-class _Turn:
+# A named tuple: made by a first tools/call's cold start, where a dataclass costs more (outcomes.py).
+class _Turn(NamedTuple):
     """One call as the flow has read it: the request, the call, its caller, the tool resolved
     with its checked arguments, the answers of every round so far and what the last round
     carried, and the client as the tool sees it."""

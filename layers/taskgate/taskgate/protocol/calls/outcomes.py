@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from .rounds import Rounds
 
 
-@dataclass(frozen=True)
-class TaskAsk:
+class TaskAsk(NamedTuple):
     """A call that asked to run as a task (2025-11-25 ``params.task``), and what its task
     keeps for it. A caller that declared tasks without asking gets ``TaskAsk()``."""
 

@@ -48,8 +48,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...tools.registry import Tool
 from .caller import Caller
@@ -68,8 +67,8 @@ class Plan(enum.StrEnum):
     REFUSE = "refuse"
 
 
-@dataclass(frozen=True)
-class Decision:
+# A named tuple: made by a first tools/call's cold start, where a dataclass costs more (outcomes.py).
+class Decision(NamedTuple):
     """What a plain call becomes, and the figures it was decided on."""
 
     plan: Plan

@@ -9,8 +9,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,8 +26,8 @@ from .services import Services
 from .slots import InlineSlots
 
 
-@dataclass(frozen=True)
-class ToolRequest:
+# A named tuple: made by a first tools/call's cold start, where a dataclass costs more (outcomes.py).
+class ToolRequest(NamedTuple):
     """A tool call, checked once when it was resolved: the tool, its arguments as sent and
     as its model parsed them, and their size (checked against MAX_ARGUMENT_BYTES). Nothing
     after this checks them again."""
@@ -204,8 +203,7 @@ def _guarded(
     return outcome["result"]  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(NamedTuple):
     """The prepare round: questions still open, or the answers the task inherits."""
 
     questions: dict[str, Any] | None

@@ -11,8 +11,7 @@ read the task, no value is sent twice and none goes backwards.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...domain.model import LogLine, Progress, TaskRecord
 from ...domain.progress import ProgressClaim
@@ -21,8 +20,7 @@ from ...tools.peer import at_least
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
-@dataclass(frozen=True)
-class Cursor:
+class Cursor(NamedTuple):
     """How far a client has read a task's progress and log lines."""
 
     # Progress reports and log lines the client has had.
