@@ -1,8 +1,8 @@
 """What a ``tools/call`` becomes, as values: the call as its era read it (``Invocation``,
 ``TaskAsk``) and the flow's one outcome (flow.py says what each means). Apart from the flow
-itself, so that an era imports these at its start and the flow (with the plan, the rounds
-and the runs it carries) only when a ``tools/call`` comes: the cold start of any other
-request does not pay for it."""
+itself, so that the eras can name them without the flow's plan, rounds and runs; the eras
+import them with the first ``tools/call``, so the cold start of any other request pays for
+none of it."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class Invocation:
     param_headers: bool = False
 
 
-# The outcomes are named tuples, not dataclasses: an era imports them at every cold start, and
-# a frozen dataclass costs about 0.4 ms to make there (its methods compiled from source), a
+# The outcomes are named tuples, not dataclasses: a first tools/call's cold start makes them,
+# and a frozen dataclass costs about 0.4 ms to make there (its methods compiled from source), a
 # named tuple a sixth of that. They are values the eras only match on and read.
 
 
