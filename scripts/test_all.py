@@ -9,6 +9,12 @@ reads as before. The IAM check (tests/integration/test_iam_calls.py) must see ev
 both made, so it runs last, on its own, over the calls both recorded into one folder
 (``TASKGATE_AWS_CALL_LOG``, which tests/conftest.py uses when it is set).
 
+Everything the runs write to a temporary folder (pytest's ``tmp_path`` folders, the projects
+the template tests make with their own virtual environments, the recorded calls, whatever a
+tool or client puts under ``TMPDIR``) goes into one folder that is removed at the end: a run
+writes nearly 1 GB there, and a machine that runs the suite again and again must not fill its
+disk (a CI run failed with ENOSPC that way). ``TASKGATE_KEEP_TEST_TEMP=1`` keeps it.
+
 Arguments go to both pytest runs (``make test PYTEST_ADDOPTS=…`` works too).
 Exit status: non-zero if any of the three runs failed.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +46,9 @@ BESIDE = (
     "tests/e2e/test_plain_rounds.py",
 )
 IAM_CHECK = "tests/integration/test_iam_calls.py"
+# What a fresh clone's full run adds at its peak, measured: .tools 2.6 GiB, .venv 0.9 GiB,
+# the temporary folder 0.9 GiB, .aws-sam 0.2 GiB.
+NEEDS_GIB = 5
 
 
 def _pytest(
@@ -48,11 +58,34 @@ def _pytest(
     return subprocess.Popen(command, cwd=ROOT, env=env, **kw)  # type: ignore[call-overload,no-any-return]
 
 
+def _free_gib(path: pathlib.Path) -> float:
+    return shutil.disk_usage(path).free / 2**30
+
+
 def main(argv: list[str]) -> int:
     work = pathlib.Path(tempfile.mkdtemp(prefix="taskgate-test-"))
+    free = _free_gib(work)
+    print(f"test_all: {free:.1f} GiB free on {work.parent} before the run", flush=True)
+    if free < NEEDS_GIB:
+        print(
+            f"test_all: WARNING: a full run writes about {NEEDS_GIB} GiB (the clients it installs "
+            "under .tools, the template projects, sam build): expect ENOSPC failures",
+            flush=True,
+        )
+    try:
+        return _run(argv, work)
+    finally:
+        print(f"test_all: {_free_gib(work):.1f} GiB free before removing {work}", flush=True)
+        if os.environ.get("TASKGATE_KEEP_TEST_TEMP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(argv: list[str], work: pathlib.Path) -> int:
     calls = work / "aws-calls"
     calls.mkdir()
-    env = {**os.environ, "TASKGATE_AWS_CALL_LOG": str(calls)}
+    scratch = work / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TASKGATE_AWS_CALL_LOG": str(calls), "TMPDIR": str(scratch)}
     beside_log = ROOT / "test-artifacts" / "beside.log"
     beside_log.parent.mkdir(exist_ok=True)
     started = time.monotonic()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import tempfile
 
 import pytest
@@ -13,6 +14,9 @@ import pytest
 RECORDED_TIERS = ("integration", "e2e")
 IAM_TEST = "test_iam_calls.py"
 CALLS_DIR = pytest.StashKey[pathlib.Path]()
+# A folder this run made for itself (no test_all.py around it): removed when the run ends, or
+# every `pytest tests/e2e/…` by hand would leave its recorded calls in /tmp for good.
+OWN_CALLS_DIR = pytest.StashKey[pathlib.Path]()
 REPORT = pytest.StashKey[str]()
 
 
@@ -33,6 +37,8 @@ def pytest_collection_modifyitems(
     given = os.environ.get(aws_calls.ENV)
     directory = pathlib.Path(given) if given else pathlib.Path(tempfile.mkdtemp(prefix="taskgate-aws-calls-"))
     config.stash[CALLS_DIR] = directory
+    if not given:
+        config.stash[OWN_CALLS_DIR] = directory
     # The servers the e2e tests start record into the same folder (they call install_from_env).
 
     os.environ[aws_calls.ENV] = str(directory)
@@ -48,6 +54,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
         # Unit tests use canned clients and made-up names: never theirs.
         aws_calls.active = _tier(item) in RECORDED_TIERS
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if OWN_CALLS_DIR in config.stash:
+        shutil.rmtree(config.stash[OWN_CALLS_DIR], ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

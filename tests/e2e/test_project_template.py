@@ -406,10 +406,12 @@ print(json.dumps({"status": response["statusCode"], "tools": [t["name"] for t in
 
 
 def test_make_build_builds_the_nested_stack_with_the_sam_cli_it_installs(
-    project: pathlib.Path, machine: dict[str, str], tmp_path: pathlib.Path
+    project: pathlib.Path, release: pathlib.Path, machine: dict[str, str], tmp_path: pathlib.Path
 ) -> None:
     # x86_64: this machine's architecture, so that the built layers' compiled wheels load here.
-    output = _run(["make", "build", "ARCH=x86_64"], project, 1500, machine)
+    # The release's wheel too: run alone (-k), no earlier test has made the project's venv.
+    found = {**machine, "PIP_FIND_LINKS": str(release)}
+    output = _run(["make", "build", "ARCH=x86_64"], project, 1500, found)
     assert "Build Succeeded" in output
     assert f"ToolModules {PACKAGE}: imported as a cold start does (the built layers): 1 tools" in output
     sam_python = project / ".venv-sam" / "bin" / "python"
