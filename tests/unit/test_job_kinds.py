@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import pathlib
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -153,7 +153,7 @@ def test_a_kind_the_registry_lost_is_found(template: dict[str, Any]) -> None:
 
 def test_an_iam_statement_missing_for_a_kind_is_found(template: dict[str, Any]) -> None:
     ecs = KINDS["ecs"]
-    wants_more = replace(ecs, stop_actions=ecs.stop_actions | {"ecs:DeleteCluster"})
+    wants_more = ecs._replace(stop_actions=ecs.stop_actions | {"ecs:DeleteCluster"})
     kinds = [wants_more if k.name == "ecs" else k for k in KINDS]
     assert "JobStopPolicy grants none of ['ecs:DeleteCluster']" in disagreements(kinds, _asl(), template)
 

@@ -6,7 +6,6 @@ ones, which no run of this code version has timed yet."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -196,7 +195,7 @@ def _outcome(world: World, caller: Caller, name: str, invocation: Invocation | N
 )
 def test_what_a_tools_call_becomes(caller: str, tool: str, wait: float, becomes: Any) -> None:
     world = _world()
-    who = replace(CALLERS[caller], wait_seconds=wait)
+    who = CALLERS[caller]._replace(wait_seconds=wait)
     if becomes is MissingCapability:
         with pytest.raises(MissingCapability):
             _outcome(world, who, tool)
@@ -235,13 +234,13 @@ def test_a_caller_that_asks_for_a_task_gets_one_unless_the_tool_cannot_be_one() 
     assert isinstance(created, Created)
     record = created.record
     assert (record.progress_token, record.log_level, record.ttl_ms) == ("p1", "info", 60_000)
-    refused = _outcome(world, caller, "forbidden", replace(asked, name="forbidden"))
+    refused = _outcome(world, caller, "forbidden", asked._replace(name="forbidden"))
     assert isinstance(refused, Refused) and refused.why is Refusal.NOT_A_TASK
 
 
 def test_a_question_with_something_to_carry_seals_it_for_the_next_round() -> None:
     world = _world()
-    caller = replace(CALLERS["rounds"], wait_seconds=50)
+    caller = CALLERS["rounds"]._replace(wait_seconds=50)
     first = _outcome(world, caller, "prepared")
     assert isinstance(first, Asks) and first.request_state is None  # nothing answered yet
     answered = Invocation("prepared", {}, answers={"confirm": {"action": "accept", "content": {"ok": True}}})

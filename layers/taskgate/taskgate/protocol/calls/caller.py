@@ -19,8 +19,7 @@ caller can do, never from which era it speaks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...tools.input import ClientCapabilities, declared_view
 from ..wire import sse
@@ -28,16 +27,18 @@ from ..wire.exchange import Call
 from .policy import WAIT_HEADER, CallPolicy, Front
 
 
-@dataclass(frozen=True)
-class Caller:
+# A named tuple, not a frozen dataclass: a first tools/call's cold start makes the class, and
+# a dataclass's methods are compiled from source there (about 0.4 ms; a named tuple, a sixth).
+class Caller(NamedTuple):
     """What the caller of a tools/call can do, and how long it waits."""
 
     wait_seconds: float
-    front: Front = field(default_factory=Front)
+    front: Front = Front()
     accepts_sse: bool = False
     resumable: bool = False
     answers_inline: bool = False
-    capabilities: ClientCapabilities = field(default_factory=lambda: ClientCapabilities({}))
+    # Nothing declared (it is only read).
+    capabilities: ClientCapabilities = ClientCapabilities({})
     tasks: bool = False
     # None: as ``wait_seconds``.
     answer_wait_seconds: float | None = None

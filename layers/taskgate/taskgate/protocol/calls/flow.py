@@ -226,7 +226,7 @@ class ToolCallFlow:
         rounds = None
         if decision.rounds:
             rounds = rounds_of(self._s, call, request.name, request.arguments, turn.caller)
-            rounds = replace(rounds, watch_ms=self._round_watch_ms(turn.caller))
+            rounds = rounds._replace(watch_ms=self._round_watch_ms(turn.caller))
         if plan is Plan.WAIT:
             waited = self._s.row_wait.wait(
                 call.owner,
@@ -247,14 +247,14 @@ class ToolCallFlow:
         if not caller.answers_inline:
             raise refused()  # only a caller that answers in rounds was ever given such a state
         rounds = rounds_of(self._s, call, request.name, request.arguments, caller)
-        rounds = replace(rounds.after(round_), watch_ms=self._round_watch_ms(caller))
+        rounds = rounds.after(round_)._replace(watch_ms=self._round_watch_ms(caller))
         record = rounds.resume(round_, turn.invocation.answers or {})
         decision = decide(
             self._s.policy, request, caller, lambda: self._s.durations.known_seconds(request.tool)
         )
         if caller.front.streams and caller.accepts_sse:
             wait = decision.wait if decision.plan is Plan.HOLD else caller.front.round_seconds
-            rounds = replace(rounds, hands_over=decision.plan is Plan.HOLD and decision.handles)
+            rounds = rounds._replace(hands_over=decision.plan is Plan.HOLD and decision.handles)
             return Held(record, None, decision.expected, rounds, math.ceil(wait * 1000))
         if decision.plan is not Plan.WAIT:
             decision = Decision(Plan.WAIT, decision.expected, caller.front.round_seconds, rounds=True)

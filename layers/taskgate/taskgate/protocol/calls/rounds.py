@@ -32,8 +32,8 @@ so the host's elicitation handler asks the person, not the model.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from ...domain.errors import TaskgateError, TransitionRejected
 from ...domain.model import TaskRecord, TaskStatus
@@ -67,11 +67,10 @@ def can_answer(caller: Caller, record: TaskRecord) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class Rounds:
+class Rounds(NamedTuple):
     """The rounds of one plain call answered by a hidden task: whose call, on which
     request (the tool and its arguments, sealed in every state), how many ``input_required``
-    results it has had (``count``), and how long its caller may be away between rounds
+    results it has had (``had``), and how long its caller may be away between rounds
     (``watch_ms``, the hang-up window; None: the task is not watched, as a handle's)."""
 
     services: Services
@@ -80,7 +79,7 @@ class Rounds:
     target: str
     arguments: dict[str, Any]
     front: Front
-    count: int = 0
+    had: int = 0
     watch_ms: int | None = None
     # When a round's time is up with the tool still working, the call is handed to the model
     # as a task handle (a tool one can stand in for) rather than carried on.
@@ -89,11 +88,11 @@ class Rounds:
     @property
     def left(self) -> bool:
         """Whether the caller takes another ``input_required`` result in this call."""
-        return self.count < CLIENT_MAX_ROUNDS
+        return self.had < CLIENT_MAX_ROUNDS
 
     def after(self, round_: TaskRound) -> Rounds:
         """These rounds as they stand once ``round_`` came back."""
-        return replace(self, count=round_.count)
+        return self._replace(had=round_.count)
 
     def asking(self, record: TaskRecord) -> dict[str, Any] | None:
         """The round that asks the task's questions, or None when the caller takes no more.
@@ -117,7 +116,7 @@ class Rounds:
         return input_required({}, self._seal(record, question=None))
 
     def _seal(self, record: TaskRecord, *, question: str | None) -> str:
-        round_ = TaskRound(record.task_id, record.call_round + 1, self.count + 1, question)
+        round_ = TaskRound(record.task_id, record.call_round + 1, self.had + 1, question)
         return self.services.request_states.seal(
             Carried({}, None, round_),
             owner=self.owner,
@@ -126,7 +125,7 @@ class Rounds:
             arguments=self.arguments,
         )
 
-    def resume(self, round_: TaskRound, answers: dict[str, Any]) -> TaskRecord:
+    def resume(self, round_: TaskRound, answers: Mapping[str, Any]) -> TaskRecord:
         """The task ``round_`` names, its round taken (once: a state used before is refused,
         and nothing changes) and its question answered with ``answers``."""
         tasks = self.services.tasks
@@ -135,7 +134,7 @@ class Rounds:
         except TransitionRejected:
             raise refused() from None
         if round_.question is not None and record.parking == round_.question and answers:
-            tasks.submit_input(self.owner, record.task_id, answers, parking=round_.question)
+            tasks.submit_input(self.owner, record.task_id, dict(answers), parking=round_.question)
             self.services.audit(
                 "input_submitted", {"taskId": record.task_id, "owner": self.owner, "keys": sorted(answers)}
             )
