@@ -79,10 +79,15 @@ def test_mcp_1_30_runs_an_async_tool_as_a_task(server_url: str) -> None:
     assert out["asked"] == ["Roll out jobs in 3 waves?"]
     assert out["isError"] is False and out["texts"] == ["jobs rolled out in 3 waves"]
     statuses = [tuple(s) for s in out["statuses"]]
-    assert ("input_required", "Waiting for input from the client.") in statuses
+    told = [tuple(s) for s in out["told"]]
+    # What tasks/get showed while the client polled, and what the server told on tasks/result's
+    # stream: a loaded machine's poll can miss the moment between a question and its answer
+    # (the callback answers at once), the notifications cannot.
+    assert ("input_required", "Waiting for input from the client.") in told
     # The waves' progress, as the task's statusMessage, while it worked (a wave takes 1 s)…
-    assert {"wave 1 of 3", "wave 2 of 3"} & {message for status, message in statuses if status == "working"}
-    assert statuses[-1][0] == "completed"
+    working = {message for status, message in statuses + told if status == "working"}
+    assert {"wave 1 of 3", "wave 2 of 3"} & working
+    assert statuses[-1][0] == "completed" and told[-1][0] == "completed"
     # …and as the tool reported it, numbers and all, on tasks/result's stream (the task was
     # created with a progressToken); the last report is never dropped.
     assert out["progress"] and out["progress"][-1] == {"progress": 3, "total": 3, "message": "wave 3 of 3"}

@@ -34,6 +34,9 @@ class Seen:
         self.progress: list[dict[str, Any]] = []
         self.logs: list[Any] = []
         self.notifications: list[str] = []
+        # The task's statuses as the server told them (notifications/tasks/status), beside the
+        # ones its polling saw: a poll can fall between two quick changes, a notification not.
+        self.told: list[tuple[str | None, str | None]] = []
 
     async def on_elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.asked.append(params.message)
@@ -48,6 +51,9 @@ class Seen:
     async def on_message(self, message: Any) -> None:
         if isinstance(message, types.ServerNotification):
             self.notifications.append(message.root.method)
+            if message.root.method == "notifications/tasks/status":
+                params = message.root.params
+                self.told.append((getattr(params, "status", None), getattr(params, "statusMessage", None)))
             # A task's progress comes on tasks/result's stream, under the token the task was
             # created with: the SDK has no callback for it, so it is read here.
             if (
@@ -102,6 +108,7 @@ async def run(url: str, scenario: str) -> dict[str, Any]:
             result = await session.experimental.get_task_result(task_id, types.CallToolResult)
             await watcher
             out["statuses"] = statuses
+            out["told"] = seen.told
         out["isError"] = result.isError
         out["texts"] = [c.text for c in result.content if isinstance(c, types.TextContent)]
     out.update(asked=seen.asked, progress=seen.progress, logs=seen.logs, notifications=seen.notifications)
