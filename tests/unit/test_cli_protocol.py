@@ -67,11 +67,12 @@ def stream(*events: tuple[str | None, Any], retry: int | None = None) -> Answer:
     """An SSE reply; ``Any`` may be a callable of the request body (to echo its id)."""
 
     def answer(body: dict[str, Any] | None) -> Reply:
-        text = ""
+        # The retry field goes in the first event (before its id, which would otherwise make
+        # the text non-empty and drop it: the resume then waited the client's default 500 ms).
+        text = f"retry: {retry}\n" if retry is not None else ""
         for event_id, data in events:
             message = data(body) if callable(data) else data
             text += f"id: {event_id}\n" if event_id else ""
-            text += f"retry: {retry}\n" if retry is not None and not text else ""
             text += f"data: {json.dumps(message) if message is not None else ''}\n\n"
         return reply_of(200, {"Content-Type": "text/event-stream"}, text.encode())
 
@@ -327,7 +328,9 @@ def test_close_deletes_the_session_once() -> None:
     assert client.session_id is None and len(http.sent) == 3
 
 
-def test_a_2025_request_resumes_streams_until_the_response() -> None:
+def test_a_2025_request_resumes_streams_until_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(protocol.time, "sleep", waits.append)
     note = {"jsonrpc": "2.0", "method": "notifications/tasks/status", "params": {"status": "working"}}
     client, http = opened(
         stream(("s:0", None), (None, note), retry=1),
@@ -339,6 +342,7 @@ def test_a_2025_request_resumes_streams_until_the_response() -> None:
     gets = [(m, h.get("last-event-id")) for m, h, _ in http.sent[3:]]
     assert gets == [("GET", "s:0"), ("GET", "s:0")]
     assert http.closed == 3
+    assert waits == [0.001, 0.001]  # the server's retry (ms) is waited before each resume
 
 
 def test_a_stream_with_no_event_id_cannot_be_resumed() -> None:

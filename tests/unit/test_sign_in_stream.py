@@ -147,7 +147,7 @@ def test_the_person_is_the_same_on_both_endpoints(stack: SignInStack, world: Wor
     created = stack.mcp(
         streaming,
         "tools/call",
-        {"name": "slow_compute", "arguments": {"seconds": 1, "label": "both"}, "task": {"ttl": 60_000}},
+        {"name": "slow_compute", "arguments": {"seconds": 0.01, "label": "both"}, "task": {"ttl": 60_000}},
         at=STREAM,
     )
     assert created.status_code == 200, created.text
