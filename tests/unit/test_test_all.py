@@ -87,26 +87,18 @@ def test_keep_test_temp_keeps_it_for_a_look(
     assert (work / "tmp" / "left-by-main").read_text() == "a tool's scratch file"
 
 
-def test_a_nearly_full_disk_is_named_before_the_run(
+@pytest.mark.parametrize(("free", "warned"), [(3.6, True), (40.0, False)])
+def test_a_nearly_full_disk_is_named_before_the_run_and_enough_disk_is_not(
+    free: float,
+    warned: bool,
     runs: tuple[ModuleType, list[dict[str, Any]]],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     script, _ = runs
     monkeypatch.delenv("TASKGATE_KEEP_TEST_TEMP", raising=False)
-    monkeypatch.setattr(script, "_free_gib", lambda path: 3.6)
+    monkeypatch.setattr(script, "_free_gib", lambda path: free)
     script.main([])
     out = capsys.readouterr().out
-    assert "3.6 GiB free" in out and "expect ENOSPC failures" in out
-
-
-def test_enough_disk_gives_no_warning(
-    runs: tuple[ModuleType, list[dict[str, Any]]],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    script, _ = runs
-    monkeypatch.delenv("TASKGATE_KEEP_TEST_TEMP", raising=False)
-    monkeypatch.setattr(script, "_free_gib", lambda path: 40.0)
-    script.main([])
-    assert "WARNING" not in capsys.readouterr().out
+    assert f"{free:.1f} GiB free" in out
+    assert ("expect ENOSPC failures" in out) is warned and ("WARNING" in out) is warned
